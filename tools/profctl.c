@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* profctl: the command-line client of profd. Global options, then a verb. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "profctl.h"
+
+static const struct {
+	const char *name;
+	ProfctlVerb run;
+	const char *summary;
+} verbs[] = {
+};
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"Usage: profctl [--system|--user|--address=ADDR|--local] [--json] VERB [ARGS...]\n"
+		"\n"
+		"Drive the profd profiler daemon.\n"
+		"\n"
+		"Options:\n"
+		"  --system          talk to profd on the system bus (default)\n"
+		"  --user            talk to profd on the user's session bus\n"
+		"  --address=ADDR    talk to profd on the bus at ADDR\n"
+		"  --local           run the profiling engine in-process, no daemon\n"
+		"  --json            machine-readable output\n"
+		"  -h, --help        show this help\n"
+		"      --version     show the version\n"
+		"\n"
+		"Verbs:\n");
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+		fprintf(f, "  %-16s  %s\n", verbs[i].name, verbs[i].summary);
+	fprintf(f, "\nRun 'profctl VERB --help' for a verb's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	enum { ARG_SYSTEM = 0x100, ARG_USER, ARG_ADDRESS, ARG_LOCAL, ARG_JSON, ARG_VERSION };
+	static const struct option options[] = {
+		{ "system", no_argument, NULL, ARG_SYSTEM },
+		{ "user", no_argument, NULL, ARG_USER },
+		{ "address", required_argument, NULL, ARG_ADDRESS },
+		{ "local", no_argument, NULL, ARG_LOCAL },
+		{ "json", no_argument, NULL, ARG_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{}
+	};
+	ProfctlContext ctx = { .transport = PROFCTL_SYSTEM_BUS };
+	int c;
+
+	/* '+' stops at the verb, so verbs own every option after it */
+	while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
+		switch (c) {
+		case ARG_SYSTEM:
+			ctx.transport = PROFCTL_SYSTEM_BUS;
+			break;
+		case ARG_USER:
+			ctx.transport = PROFCTL_USER_BUS;
+			break;
+		case ARG_ADDRESS:
+			ctx.transport = PROFCTL_ADDRESS;
+			ctx.address = optarg;
+			break;
+		case ARG_LOCAL:
+			ctx.transport = PROFCTL_LOCAL;
+			break;
+		case ARG_JSON:
+			ctx.json = true;
+			break;
+		case 'h':
+			help(stdout);
+			return PROFCTL_EXIT_SUCCESS;
+		case ARG_VERSION:
+			printf("profctl %s\n", PROFD_VERSION);
+			return PROFCTL_EXIT_SUCCESS;
+		default:
+			return PROFCTL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		help(stderr);
+		return PROFCTL_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+		if (strcmp(argv[optind], verbs[i].name) == 0) {
+			char **verb_argv = argv + optind;
+			int verb_argc = argc - optind;
+
+			optind = 0; /* reset getopt for the verb */
+			return verbs[i].run(&ctx, verb_argc, verb_argv);
+		}
+	fprintf(stderr, "profctl: unknown verb '%s'; see 'profctl --help'\n", argv[optind]);
+	return PROFCTL_EXIT_USAGE;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+/* Exit statuses, as DESIGN.md §7 promises. */
+enum {
+	PROFCTL_EXIT_SUCCESS = 0,
+	PROFCTL_EXIT_FAILURE = 1,
+	PROFCTL_EXIT_USAGE = 2,
+};
+
+typedef enum ProfctlTransport {
+	PROFCTL_SYSTEM_BUS,
+	PROFCTL_USER_BUS,
+	PROFCTL_ADDRESS,
+	PROFCTL_LOCAL,
+} ProfctlTransport;
+
+typedef struct ProfctlContext {
+	ProfctlTransport transport;
+	const char *address; /* with PROFCTL_ADDRESS */
+	bool json;
+} ProfctlContext;
+
+/*
+ * A verb gets argv with argv[0] set to its own name; it parses its options
+ * with getopt_long and returns one of the exit statuses above.
+ */
+typedef int (*ProfctlVerb)(const ProfctlContext *ctx, int argc, char **argv);
+
+/* verbs, one declaration per verb group file */
