@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The address space of a target process: loaded from /proc/<pid>/maps at
+ * session start and kept current from MMAP2 records, so code loaded
+ * mid-session can be named. 'generation' changes whenever the mappings do;
+ * unwinders compare it to know when to refresh their module lists.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ProcessMapping {
+	uint64_t start, end; /* [start, end) */
+	uint64_t pgoff;      /* file offset of start */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t prot;       /* PROT_READ/WRITE/EXEC */
+	char *path;          /* file path, "[vdso]" style pseudo names, or NULL when anonymous */
+} ProcessMapping;
+
+typedef struct ProcessMaps {
+	uint32_t pid;
+	ProcessMapping *mappings; /* sorted by start, non-overlapping */
+	size_t n_mappings;
+	uint64_t generation;
+} ProcessMaps;
+
+int process_maps_load(uint32_t pid, ProcessMaps **ret);
+ProcessMaps *process_maps_free(ProcessMaps *m);
+/* Insert a mapping, replacing whatever overlapped it (as mmap does). */
+int process_maps_add(ProcessMaps *m, const ProcessMapping *mapping);
+const ProcessMapping *process_maps_find(const ProcessMaps *m, uint64_t addr);
