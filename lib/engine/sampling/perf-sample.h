@@ -10,6 +10,7 @@
  * call that receives the sample. Nothing may keep them.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +38,27 @@ typedef struct PerfSample {
 	uint64_t stack_dyn_size;
 	const uint8_t *stack;
 } PerfSample;
+
+/*
+ * x86-64 user registers the sessions request in perf-dwarf mode, as perf does
+ * for --call-graph dwarf: AX..R15 and IP/SP/BP (PERF_REG_X86_* bits 0-11 and
+ * 16-23; DS/ES/FS/GS are left out). regs[] holds them in ascending bit order.
+ */
+#define PERF_SAMPLE_REGS_USER_MASK 0xff0fffULL
+
+/* Register 'perf_reg' (a PERF_REG_X86_* number) of a sample, or -ENOENT if it was not copied. */
+static inline int perf_sample_get_reg(const PerfSample *sample, unsigned perf_reg, uint64_t *ret)
+{
+	uint64_t below;
+
+	if (perf_reg >= 64 || !(sample->regs_mask & (1ULL << perf_reg)))
+		return -ENOENT;
+	below = sample->regs_mask & ((1ULL << perf_reg) - 1);
+	if ((uint32_t)__builtin_popcountll(below) >= sample->n_regs)
+		return -ENOENT;
+	*ret = sample->regs[__builtin_popcountll(below)];
+	return 0;
+}
 
 typedef struct SampleStack {
 	uint32_t stack;     /* leaf node in the Profile, or PROFILE_NONE */
