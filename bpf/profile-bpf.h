@@ -14,7 +14,13 @@
 /* Frames a stack-trace map entry holds (the kernel's PERF_MAX_STACK_DEPTH). */
 #define PROFILE_BPF_STACK_DEPTH 127
 
-/* Default map sizes; a loader may change them before load. */
+/*
+ * Default map sizes; a loader may change them before load. The kernel walks user
+ * stacks by frame pointer: in code built without them every sample yields the
+ * leaf plus a garbage frame, hence a new stack, and about samples / (2 * stacks)
+ * of them find their bucket taken (-EEXIST). Size the stack map to hz x seconds
+ * x CPUs for such targets; the stack map preallocates ~1 KiB per entry.
+ */
 #define PROFILE_BPF_MAX_STACKS 16384
 #define PROFILE_BPF_MAX_COUNTS 16384
 

@@ -46,7 +46,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct profile_bpf *, profile_bpf__destroy);
 /* libbpf's warnings, kept so a test can check what a failed load said. */
 static char libbpf_messages[8192];
 
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+_printf_(2, 0) static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	size_t used = strlen(libbpf_messages);
 	va_list copy;
@@ -316,27 +316,32 @@ static int tally_counts(const struct profile_bpf *skel, uint32_t target, const T
 	return 0;
 }
 
-static int prog_run_count(const struct bpf_program *prog, uint64_t *ret)
+typedef struct ProgRuns {
+	uint64_t count;
+	uint64_t nanos;
+} ProgRuns;
+
+static int prog_runs(const struct bpf_program *prog, ProgRuns *ret)
 {
 	struct bpf_prog_info info = {};
 	uint32_t len = sizeof(info);
 
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) < 0)
 		return negative_errno();
-	*ret = info.run_cnt;
+	*ret = (ProgRuns) { .count = info.run_cnt, .nanos = info.run_time_ns };
 	return 0;
 }
 
 /* Profile one run of the workload with target_tgid set to `tgid` (0: the workload itself). */
 static int profile_workload(const char *workload, uint32_t tgid, Tally *ret_tally,
-			    uint64_t *ret_runs, struct profile_bpf__bss *ret_bss)
+			    ProgRuns *ret_runs, struct profile_bpf__bss *ret_bss)
 {
 	_cleanup_(profile_bpf__destroyp) struct profile_bpf *skel = NULL;
 	_cleanup_(cpu_links_done) CpuLinks links = {};
 	_cleanup_close_ int go = -EBADF, stats = -EBADF;
 	char *argv[] = { (char *)workload, (char *)"1.5", (char *)"2", NULL };
 	TextRanges text = {};
-	uint64_t runs = 0;
+	ProgRuns runs = {};
 	pid_t pid = 0;
 	int r;
 
@@ -391,7 +396,7 @@ static int profile_workload(const char *workload, uint32_t tgid, Tally *ret_tall
 		fprintf(stderr, "cannot read bpf map 'counts': %s\n", strerror(-r));
 		return r;
 	}
-	r = prog_run_count(skel->progs.profile_sample, &runs);
+	r = prog_runs(skel->progs.profile_sample, &runs);
 	if (r < 0) {
 		fprintf(stderr, "cannot read bpf program info: %s\n", strerror(-r));
 		return r;
@@ -411,20 +416,20 @@ static int check(bool ok, const char *what, uint64_t got, const char *want)
 static int test_count(const char *workload)
 {
 	struct profile_bpf__bss bss;
-	uint64_t runs;
+	ProgRuns runs;
 	Tally t;
 	int fails = 0;
 
 	if (profile_workload(workload, 0, &t, &runs, &bss) < 0)
 		return 1;
-	printf("samples %" PRIu64 " (program runs %" PRIu64 "), user stacks %" PRIu64
-	       " (collisions %" PRIu64 "), leaf in text %" PRIu64 ", kernel stacks %" PRIu64
-	       ", threads %zu\n", t.samples, runs, t.user_stacks, t.user_collisions,
-	       t.leaf_in_text, t.kernel_stacks, t.n_tids);
+	printf("samples %" PRIu64 " (program runs %" PRIu64 ", %" PRIu64 " ns each), user stacks %"
+	       PRIu64 " (collisions %" PRIu64 "), leaf in text %" PRIu64 ", kernel stacks %" PRIu64
+	       ", threads %zu\n", t.samples, runs.count, runs.nanos / (runs.count ? runs.count : 1),
+	       t.user_stacks, t.user_collisions, t.leaf_in_text, t.kernel_stacks, t.n_tids);
 
 	/* 2 threads x 1.5 s x 999 Hz is ~3000; a loaded machine still gives far more than 100. */
 	fails += check(t.samples >= 100, "samples counted for the target", t.samples, ">= 100");
-	fails += check(runs >= t.samples, "program runs", runs, ">= samples counted");
+	fails += check(runs.count >= t.samples, "program runs", runs.count, ">= samples counted");
 	fails += check(t.foreign_samples == 0, "samples of other processes", t.foreign_samples,
 		       "0 (target_tgid filter)");
 	fails += check(t.n_tids >= 2, "distinct threads sampled", t.n_tids, ">= 2");
@@ -468,7 +473,7 @@ static int read_pid_max(uint32_t *ret)
 static int test_foreign_tgid(const char *workload)
 {
 	struct profile_bpf__bss bss;
-	uint64_t runs;
+	ProgRuns runs;
 	uint32_t pid_max = 0;
 	Tally t;
 	int fails = 0;
@@ -481,8 +486,8 @@ static int test_foreign_tgid(const char *workload)
 	if (profile_workload(workload, pid_max, &t, &runs, &bss) < 0)
 		return 1;
 	printf("tgid %u: samples %" PRIu64 " (program runs %" PRIu64 ")\n", pid_max, t.samples,
-	       runs);
-	fails += check(runs >= 100, "program runs", runs, ">= 100 (events fired)");
+	       runs.count);
+	fails += check(runs.count >= 100, "program runs", runs.count, ">= 100 (events fired)");
 	fails += check(t.samples == 0, "samples counted for a tgid no process has", t.samples,
 		       "0");
 	return fails ? 1 : 0;
