@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "export-writers.h"
+#include "fold.h"
 
 static const char *const format_names[_EXPORT_FORMAT_MAX] = {
 	[EXPORT_FOLDED] = "folded",	[EXPORT_PPROF] = "pprof", [EXPORT_FIREFOX] = "firefox",
@@ -70,9 +72,27 @@ bool export_format_is_profile(ExportFormat format)
 
 int export_profile(const Profile *p, ExportFormat format, FILE *out)
 {
+	static int (*const writers[])(const Folding *, FILE *) = {
+		[EXPORT_FOLDED] = export_write_folded,
+		[EXPORT_PPROF] = export_write_pprof,
+		[EXPORT_FIREFOX] = export_write_firefox,
+		[EXPORT_SPEEDSCOPE] = export_write_speedscope,
+		[EXPORT_SVG] = export_write_svg,
+	};
+	_cleanup_(folding_freep) Folding *folding = NULL;
+	int r;
+
 	if (!export_format_is_profile(format))
 		return format == EXPORT_METRICS || format == EXPORT_RECORD ? -EOPNOTSUPP : -EINVAL;
-	return -EOPNOTSUPP; /* writers land in the next commits */
+	r = fold_profile(p, &folding);
+	if (r < 0)
+		return r;
+	r = writers[format](folding, out);
+	if (r < 0)
+		return r;
+	if (fflush(out) != 0 || ferror(out))
+		return negative_errno();
+	return 0;
 }
 
 int export_profile_to_fd(const Profile *p, ExportFormat format, int fd)

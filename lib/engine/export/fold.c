@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "fold.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "id-map.h"
+
+Folding *folding_free(Folding *f)
+{
+	if (!f)
+		return NULL;
+	free(f->nodes);
+	free(f->node_of_stack);
+	free(f->stacks);
+	free(f->threads);
+	free(f->sample_order);
+	free(f->leaf_storage);
+	free(f->stack_storage);
+	free(f);
+	return NULL;
+}
+
+void folding_freep(Folding **f)
+{
+	folding_free(*f);
+}
+
+uint32_t fold_node_path(const Folding *f, uint32_t node, uint32_t *ret_path)
+{
+	uint32_t depth = f->nodes[node].depth;
+
+	for (uint32_t i = depth; i > 0; i--) {
+		ret_path[i - 1] = node;
+		node = f->nodes[node].parent;
+	}
+	return depth;
+}
+
+/* Map every profile stack node to its name node. Parents precede children in
+ * the profile (a node can only name an existing parent), so one pass suffices. */
+static int build_nodes(Folding *f)
+{
+	const Profile *p = f->profile;
+	_cleanup_(id_map_freep) IdMap *map = NULL;
+	int r;
+
+	r = id_map_new(p->n_stacks, &map);
+	if (r < 0)
+		return r;
+	f->node_of_stack = malloc(((size_t)p->n_stacks + 1) * sizeof(uint32_t));
+	f->nodes = malloc(((size_t)p->n_stacks + 1) * sizeof(FoldNode));
+	if (!f->node_of_stack || !f->nodes)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n_stacks; i++) {
+		const ProfileStackNode *s = &p->stacks[i];
+		uint32_t parent = s->parent == PROFILE_NONE ? PROFILE_NONE : f->node_of_stack[s->parent];
+		uint32_t function = p->frames[s->frame].function, id;
+		bool is_new;
+
+		r = id_map_intern(map, id_map_key(parent, function), &id, &is_new);
+		if (r < 0)
+			return r;
+		if (is_new) {
+			uint32_t depth = parent == PROFILE_NONE ? 1 : f->nodes[parent].depth + 1;
+
+			f->nodes[id] = (FoldNode){
+				.parent = parent, .function = function, .frame = s->frame, .depth = depth,
+			};
+			if (depth > f->max_depth)
+				f->max_depth = depth;
+			f->n_nodes++;
+		}
+		f->node_of_stack[i] = id;
+	}
+	return 0;
+}
+
+static int compare_strings(const void *a, const void *b, void *userdata)
+{
+	char *const *strings = userdata;
+
+	return strcmp(strings[*(const uint32_t *)a], strings[*(const uint32_t *)b]);
+}
+
+static int compare_by_key(const void *a, const void *b, void *userdata)
+{
+	const uint32_t *key = userdata;
+	uint32_t x = key[*(const uint32_t *)a], y = key[*(const uint32_t *)b];
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Rank name nodes in lexicographic order of their root-first name sequences:
+ * the preorder of the name tree with siblings sorted by name is that order,
+ * since a prefix sorts before its extensions.
+ */
+static int rank_nodes(Folding *f)
+{
+	const Profile *p = f->profile;
+	_cleanup_free_ uint32_t *name_rank = NULL, *names = NULL, *first = NULL, *children = NULL,
+				*todo = NULL;
+	uint32_t n_names = 0, n_todo = 0, next_rank = 0, n = f->n_nodes;
+
+	/* Rank the distinct names once, so sibling sorting compares integers. */
+	name_rank = malloc(((size_t)p->n_strings + 1) * sizeof(uint32_t));
+	names = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	first = calloc((size_t)n + 2, sizeof(uint32_t));
+	children = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	todo = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	if (!name_rank || !names || !first || !children || !todo)
+		return -ENOMEM;
+	memset(name_rank, 0xff, (size_t)p->n_strings * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t fn = f->nodes[i].function;
+
+		if (name_rank[fn] == PROFILE_NONE) {
+			name_rank[fn] = 0;
+			names[n_names++] = fn;
+		}
+	}
+	qsort_r(names, n_names, sizeof(uint32_t), compare_strings, p->strings);
+	for (uint32_t i = 0; i < n_names; i++)
+		name_rank[names[i]] = i;
+
+	/* Children lists, the roots under the pseudo-parent n; slot n + 1 ends the last list. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t parent = f->nodes[i].parent;
+
+		first[(parent == PROFILE_NONE ? n : parent) + 1]++;
+	}
+	for (uint32_t i = 1; i <= n + 1; i++)
+		first[i] += first[i - 1];
+	{
+		_cleanup_free_ uint32_t *fill = malloc(((size_t)n + 1) * sizeof(uint32_t));
+		_cleanup_free_ uint32_t *key = malloc(((size_t)n + 1) * sizeof(uint32_t));
+
+		if (!fill || !key)
+			return -ENOMEM;
+		memcpy(fill, first, ((size_t)n + 1) * sizeof(uint32_t));
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t parent = f->nodes[i].parent;
+
+			children[fill[parent == PROFILE_NONE ? n : parent]++] = i;
+			key[i] = name_rank[f->nodes[i].function];
+		}
+		for (uint32_t i = 0; i <= n; i++)
+			if (first[i + 1] - first[i] > 1)
+				qsort_r(children + first[i], first[i + 1] - first[i], sizeof(uint32_t),
+					compare_by_key, key);
+	}
+
+	/* Preorder walk: push children in reverse so the smallest pops first. */
+	for (uint32_t c = first[n + 1]; c > first[n]; c--)
+		todo[n_todo++] = children[c - 1];
+	while (n_todo > 0) {
+		uint32_t node = todo[--n_todo];
+
+		f->nodes[node].rank = next_rank++;
+		for (uint32_t c = first[node + 1]; c > first[node]; c--)
+			todo[n_todo++] = children[c - 1];
+	}
+	return 0;
+}
+
+static int compare_hottest(const void *a, const void *b, void *userdata)
+{
+	const FoldCount *x = a, *y = b;
+	const FoldNode *nodes = userdata;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return (nodes[x->node].rank > nodes[y->node].rank) - (nodes[x->node].rank < nodes[y->node].rank);
+}
+
+static int compare_node(const void *a, const void *b)
+{
+	const FoldCount *x = a, *y = b;
+
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+static int compare_sample_time(const void *a, const void *b, void *userdata)
+{
+	const ProfileSample *samples = userdata;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (samples[i].time_ns != samples[j].time_ns)
+		return samples[i].time_ns < samples[j].time_ns ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+static int compare_tid(const void *a, const void *b)
+{
+	const FoldThread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/*
+ * Accumulate counts into a dense array and remember which slots were touched,
+ * so each thread costs its own samples, not the size of the profile.
+ */
+typedef struct Tally {
+	uint64_t *count;
+	uint32_t *touched;
+	uint32_t n_touched;
+} Tally;
+
+static void tally_add(Tally *t, uint32_t slot, uint64_t n)
+{
+	if (t->count[slot] == 0)
+		t->touched[t->n_touched++] = slot;
+	t->count[slot] += n;
+}
+
+/* Move the tally into out[] (which must have room for n_touched) and reset it. */
+static size_t tally_take(Tally *t, FoldCount *out)
+{
+	size_t n = t->n_touched;
+
+	for (uint32_t i = 0; i < t->n_touched; i++) {
+		uint32_t slot = t->touched[i];
+
+		out[i] = (FoldCount){ .node = slot, .count = t->count[slot] };
+		t->count[slot] = 0;
+	}
+	t->n_touched = 0;
+	return n;
+}
+
+static int count_samples(Folding *f)
+{
+	const Profile *p = f->profile;
+	_cleanup_(id_map_freep) IdMap *tids = NULL;
+	_cleanup_free_ uint32_t *thread_of_sample = NULL, *fill = NULL;
+	_cleanup_free_ uint64_t *count = NULL;
+	_cleanup_free_ uint32_t *touched = NULL;
+	size_t n_slots = (size_t)(p->n_stacks > f->n_nodes ? p->n_stacks : f->n_nodes) + 1;
+	size_t n_leaves = 0, n_stacks = 0;
+	uint32_t n_threads;
+	Tally tally;
+	int r;
+
+	/* Which thread each counted sample belongs to, threads in order of appearance. */
+	r = id_map_new(64, &tids);
+	if (r < 0)
+		return r;
+	thread_of_sample = malloc((p->n_samples + 1) * sizeof(uint32_t));
+	if (!thread_of_sample)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_samples; i++) {
+		uint32_t t;
+		bool is_new;
+
+		if (p->samples[i].stack == PROFILE_NONE) {
+			f->n_empty++;
+			continue;
+		}
+		r = id_map_intern(tids, p->samples[i].tid, &t, &is_new);
+		if (r < 0)
+			return r;
+		if (is_new) {
+			FoldThread *a = reallocarray(f->threads, t + 1, sizeof(FoldThread));
+
+			if (!a)
+				return -ENOMEM;
+			f->threads = a;
+			f->threads[t] = (FoldThread){ .tid = p->samples[i].tid };
+		}
+		f->threads[t].n_samples++;
+		thread_of_sample[i] = t;
+		f->n_samples++;
+	}
+	n_threads = id_map_size(tids);
+
+	/* Group the counted samples by thread, keeping their order (a stable counting sort). */
+	f->sample_order = malloc((f->n_samples + 1) * sizeof(uint32_t));
+	fill = malloc(((size_t)n_threads + 1) * sizeof(uint32_t));
+	if (!f->sample_order || !fill)
+		return -ENOMEM;
+	for (uint32_t t = 0, at = 0; t < n_threads; t++) {
+		fill[t] = at;
+		at += f->threads[t].n_samples;
+	}
+	for (size_t i = 0; i < p->n_samples; i++)
+		if (p->samples[i].stack != PROFILE_NONE)
+			f->sample_order[fill[thread_of_sample[i]]++] = i;
+
+	count = calloc(n_slots, sizeof(uint64_t));
+	touched = malloc(n_slots * sizeof(uint32_t));
+	f->leaf_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
+	f->stack_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
+	if (!count || !touched || !f->leaf_storage || !f->stack_storage)
+		return -ENOMEM;
+	tally = (Tally){ .count = count, .touched = touched };
+
+	for (uint32_t t = 0, at = 0; t < n_threads; t++) {
+		FoldThread *th = &f->threads[t];
+		uint32_t *order = f->sample_order + at;
+		FoldCount *leaves = f->leaf_storage + n_leaves, *stacks = f->stack_storage + n_stacks;
+		bool sorted = true;
+
+		for (uint64_t i = 0; i < th->n_samples; i++) {
+			tally_add(&tally, p->samples[order[i]].stack, 1);
+			if (i > 0 && p->samples[order[i]].time_ns < p->samples[order[i - 1]].time_ns)
+				sorted = false;
+		}
+		/* Timelines must run forward; samples usually arrive in order already. */
+		if (!sorted)
+			qsort_r(order, th->n_samples, sizeof(uint32_t), compare_sample_time,
+				p->samples);
+		th->samples = order;
+		th->n_leaves = tally_take(&tally, leaves);
+		qsort(leaves, th->n_leaves, sizeof(FoldCount), compare_node);
+		th->leaves = leaves;
+
+		for (size_t i = 0; i < th->n_leaves; i++)
+			tally_add(&tally, f->node_of_stack[leaves[i].node], leaves[i].count);
+		th->n_stacks = tally_take(&tally, stacks);
+		qsort_r(stacks, th->n_stacks, sizeof(FoldCount), compare_hottest, f->nodes);
+		th->stacks = stacks;
+
+		at += th->n_samples;
+		n_leaves += th->n_leaves;
+		n_stacks += th->n_stacks;
+	}
+
+	/* Merged: every thread's name sequences added up. */
+	for (uint32_t t = 0; t < n_threads; t++)
+		for (size_t i = 0; i < f->threads[t].n_stacks; i++)
+			tally_add(&tally, f->threads[t].stacks[i].node, f->threads[t].stacks[i].count);
+	f->stacks = malloc(((size_t)tally.n_touched + 1) * sizeof(FoldCount));
+	if (!f->stacks)
+		return -ENOMEM;
+	f->n_stacks = tally_take(&tally, f->stacks);
+	qsort_r(f->stacks, f->n_stacks, sizeof(FoldCount), compare_hottest, f->nodes);
+
+	f->n_threads = n_threads;
+	qsort(f->threads, n_threads, sizeof(FoldThread), compare_tid);
+	return 0;
+}
+
+int fold_profile(const Profile *p, Folding **ret)
+{
+	_cleanup_(folding_freep) Folding *f = NULL;
+	int r;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->profile = p;
+	r = build_nodes(f);
+	if (r < 0)
+		return r;
+	r = rank_nodes(f);
+	if (r < 0)
+		return r;
+	r = count_samples(f);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(f);
+	return 0;
+}

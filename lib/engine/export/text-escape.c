@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "text-escape.h"
+
+#include <stdint.h>
+
+#define REPLACEMENT_CHARACTER "\xef\xbf\xbd"
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0 if there is none. */
+static int utf8_length(const unsigned char *s)
+{
+	uint32_t cp;
+	int n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void write_json_string(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	putc_unlocked('"', f);
+	while (*s) {
+		int n;
+
+		if (*s == '"' || *s == '\\') {
+			putc_unlocked('\\', f);
+			putc_unlocked(*s++, f);
+			continue;
+		}
+		if (*s < 0x20) {
+			fprintf(f, "\\u%04x", *s++);
+			continue;
+		}
+		n = utf8_length(s);
+		if (n == 0) {
+			fputs_unlocked(REPLACEMENT_CHARACTER, f);
+			s++;
+			continue;
+		}
+		fwrite_unlocked(s, 1, n, f);
+		s += n;
+	}
+	putc_unlocked('"', f);
+}
+
+void write_xml_text(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		int n;
+
+		switch (*s) {
+		case '&':
+			fputs_unlocked("&amp;", f);
+			s++;
+			continue;
+		case '<':
+			fputs_unlocked("&lt;", f);
+			s++;
+			continue;
+		case '>':
+			fputs_unlocked("&gt;", f);
+			s++;
+			continue;
+		case '"':
+			fputs_unlocked("&quot;", f);
+			s++;
+			continue;
+		case '\'':
+			fputs_unlocked("&apos;", f);
+			s++;
+			continue;
+		}
+		n = *s < 0x20 ? 0 : utf8_length(s);
+		if (n == 0) {
+			/* XML 1.0 has no way to carry most control characters, even escaped. */
+			fputs_unlocked(REPLACEMENT_CHARACTER, f);
+			s++;
+			continue;
+		}
+		fwrite_unlocked(s, 1, n, f);
+		s += n;
+	}
+}
+
+void write_folded_name(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case ';':
+			putc_unlocked(':', f);
+			break;
+		case '\n':
+		case '\r':
+			putc_unlocked(' ', f);
+			break;
+		default:
+			putc_unlocked(*s, f);
+		}
+}
+
+void write_u64(FILE *f, unsigned long long v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do {
+		*--p = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	fwrite_unlocked(p, 1, buf + sizeof(buf) - p, f);
+}
