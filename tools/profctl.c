@@ -12,6 +12,11 @@ static const struct {
 	ProfctlVerb run;
 	const char *summary;
 } verbs[] = {
+	{ "sessions", verb_sessions, "list sessions" },
+	{ "status", verb_status, "show a session's state and counters" },
+	{ "stop", verb_stop, "stop a session early" },
+	{ "export", verb_export, "write a session's profile in a format" },
+	{ "runs", verb_runs, "list run records" },
 };
 
 static void help(FILE *f)

@@ -30,3 +30,8 @@ typedef struct ProfctlContext {
 typedef int (*ProfctlVerb)(const ProfctlContext *ctx, int argc, char **argv);
 
 /* verbs, one declaration per verb group file */
+int verb_sessions(const ProfctlContext *ctx, int argc, char **argv);
+int verb_status(const ProfctlContext *ctx, int argc, char **argv);
+int verb_stop(const ProfctlContext *ctx, int argc, char **argv);
+int verb_export(const ProfctlContext *ctx, int argc, char **argv);
+int verb_runs(const ProfctlContext *ctx, int argc, char **argv);

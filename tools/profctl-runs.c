@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* profctl runs: the run records profd keeps, newest last. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cleanup.h"
+#include "profctl-bus.h"
+#include "profctl.h"
+#include "table.h"
+
+
+static void format_usec(uint64_t usec, char *buf, size_t size)
+{
+	time_t seconds = (time_t)(usec / 1000000);
+	struct tm tm;
+
+	if (usec == 0 || !localtime_r(&seconds, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, size, "-");
+}
+
+int verb_runs(const ProfctlContext *ctx, int argc, char **argv)
+{
+	static const char *const headers[] = { "RUN", "STATUS", "SOURCE", "WORKLOAD", "WALL", "FINISHED" };
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(json_decrefp) json_t *array = json_array();
+	_cleanup_table_ Table *table = NULL;
+	const char *run_id, *status, *source, *workload;
+	uint64_t wall_ns, finished_usec;
+	int r;
+
+	if (argc > 1) {
+		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+			printf("Usage: profctl runs\n\nList the run records profd keeps.\n");
+			return PROFCTL_EXIT_SUCCESS;
+		}
+		fprintf(stderr, "Usage: profctl runs\n");
+		return PROFCTL_EXIT_USAGE;
+	}
+	if (!array || table_new(ELEMENTSOF(headers), headers, &table) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	if (profctl_bus_open(ctx, &bus) < 0 ||
+	    profctl_call_manager(bus, "cannot list runs", "ListRuns", &reply, "") < 0)
+		return PROFCTL_EXIT_FAILURE;
+
+	r = sd_bus_message_enter_container(reply, 'a', "(sssstt)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(sssstt)", &run_id, &status, &source, &workload,
+						  &wall_ns, &finished_usec)) > 0) {
+		char wall[32], finished[32];
+
+		snprintf(wall, sizeof(wall), "%.3fs", (double)wall_ns / 1e9);
+		format_usec(finished_usec, finished, sizeof(finished));
+		if (table_add_row(table, (const char *const[]){ run_id, status, source, workload, wall, finished }) < 0 ||
+		    json_array_append_new(array, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "run_id", run_id,
+							  "status", status, "source_kind", source,
+							  "workload_class", workload, "wall_time_ns",
+							  (json_int_t)(wall_ns > INT64_MAX ? INT64_MAX : wall_ns),
+							  "finished_unix_usec", (json_int_t)finished_usec)) < 0)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		fprintf(stderr, "profctl: cannot read the run list: %s\n", strerror(-r));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	if (ctx->json) {
+		json_dumpf(array, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	} else if (table_rows(table) == 0)
+		printf("No runs.\n");
+	else
+		table_print(table, stdout);
+	return PROFCTL_EXIT_SUCCESS;
+}

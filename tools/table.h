@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* A text table: a header row and rows of cells, printed with aligned columns. */
+typedef struct Table Table;
+
+int table_new(size_t n_columns, const char *const *headers, Table **ret);
+Table *table_free(Table *t);
+void table_freep(Table **t);
+#define _cleanup_table_ __attribute__((cleanup(table_freep)))
+
+/* Copies n_columns cells; NULL cells print as "-". */
+int table_add_row(Table *t, const char *const *cells);
+size_t table_rows(const Table *t);
+int table_print(const Table *t, FILE *f);
