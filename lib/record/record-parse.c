@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Strict keyhog-profile-v1 parser (DESIGN.md §2): serde's rules for the seed's
+ * structs, plus a fixed schema and objects only. Every refusal names the JSON
+ * path of the offending field. Unknown fields are kept in `extra`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "json-number.h"
+#include "record.h"
+
+typedef struct Parser {
+	char path[256];
+	size_t path_len;
+	char *error;
+} Parser;
+
+_printf_(2, 3) static int fail(Parser *p, const char *fmt, ...)
+{
+	_cleanup_free_ char *reason = NULL;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&reason, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	free(p->error);
+	if (asprintf(&p->error, "%s: %s", p->path_len > 0 ? p->path : "document", reason) < 0) {
+		p->error = NULL;
+		return -ENOMEM;
+	}
+	return -EINVAL;
+}
+
+/* Append ".name" or "[index]" to the path; returns the length to restore. */
+static size_t path_push_field(Parser *p, const char *name)
+{
+	size_t saved = p->path_len;
+	int n = snprintf(p->path + saved, sizeof(p->path) - saved, "%s%s", saved > 0 ? "." : "",
+			 name);
+
+	p->path_len = n < 0 ? saved : saved + (size_t) n;
+	if (p->path_len >= sizeof(p->path))
+		p->path_len = sizeof(p->path) - 1;
+	return saved;
+}
+
+static size_t path_push_index(Parser *p, size_t index)
+{
+	size_t saved = p->path_len;
+	int n = snprintf(p->path + saved, sizeof(p->path) - saved, "[%zu]", index);
+
+	p->path_len = n < 0 ? saved : saved + (size_t) n;
+	if (p->path_len >= sizeof(p->path))
+		p->path_len = sizeof(p->path) - 1;
+	return saved;
+}
+
+static void path_pop(Parser *p, size_t saved)
+{
+	p->path_len = saved;
+	p->path[saved] = '\0';
+}
+
+/* What a value is, for "invalid type: X, expected Y" (serde's wording). */
+static void describe(const json_t *v, char *buf, size_t size)
+{
+	const char *big = json_big_integer_text(v);
+	char f[JSON_FLOAT_MAX];
+
+	if (big)
+		snprintf(buf, size, "integer %s", big);
+	else if (json_is_string(v))
+		snprintf(buf, size, "string \"%.40s%s\"", json_string_value(v),
+			 json_string_length(v) > 40 ? "..." : "");
+	else if (json_is_integer(v))
+		snprintf(buf, size, "integer %" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else if (json_is_real(v)) {
+		json_format_f64(json_real_value(v), f);
+		snprintf(buf, size, "floating point %s", f);
+	} else if (json_is_boolean(v))
+		snprintf(buf, size, "boolean %s", json_is_true(v) ? "true" : "false");
+	else if (json_is_null(v))
+		snprintf(buf, size, "null");
+	else if (json_is_array(v))
+		snprintf(buf, size, "array");
+	else
+		snprintf(buf, size, "object");
+}
+
+static int fail_type(Parser *p, const json_t *v, const char *expected)
+{
+	char what[80];
+
+	describe(v, what, sizeof(what));
+	return fail(p, "invalid type: %s, expected %s", what, expected);
+}
+
+static int parse_u64(Parser *p, const json_t *v, uint64_t *ret)
+{
+	const char *big = json_big_integer_text(v);
+
+	if (big) {
+		char *end;
+		unsigned long long u;
+
+		if (big[0] == '-')
+			return fail(p, "invalid value: integer %s, expected an unsigned integer", big);
+		errno = 0;
+		u = strtoull(big, &end, 10);
+		if (errno == ERANGE || *end != '\0')
+			return fail(p, "invalid value: integer %s is out of range for u64 (max %" PRIu64
+				    ")", big, UINT64_MAX);
+		*ret = u;
+		return 0;
+	}
+	if (!json_is_integer(v))
+		return fail_type(p, v, "an unsigned integer");
+	if (json_integer_value(v) < 0)
+		return fail(p, "invalid value: integer %" JSON_INTEGER_FORMAT
+			    ", expected an unsigned integer", json_integer_value(v));
+	*ret = (uint64_t) json_integer_value(v);
+	return 0;
+}
+
+static int parse_opt_u64(Parser *p, const json_t *v, OptU64 *ret)
+{
+	uint64_t u;
+	int r;
+
+	if (!v || json_is_null(v)) {
+		*ret = (OptU64) {};
+		return 0;
+	}
+	r = parse_u64(p, v, &u);
+	if (r < 0)
+		return r;
+	*ret = OPT_U64(u);
+	return 0;
+}
+
+static int parse_opt_f64(Parser *p, const json_t *v, OptF64 *ret)
+{
+	const char *big;
+
+	if (!v || json_is_null(v))
+		*ret = (OptF64) {};
+	else if ((big = json_big_integer_text(v)))
+		*ret = OPT_F64(strtod(big, NULL));
+	else if (json_is_number(v))
+		*ret = OPT_F64(json_number_value(v));
+	else
+		return fail_type(p, v, "a floating point number");
+	return 0;
+}
+
+static int parse_string(Parser *p, const json_t *v, bool nullable, char **ret)
+{
+	char *s = NULL;
+
+	if (nullable && (!v || json_is_null(v))) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_is_string(v) || json_big_integer_text(v))
+		return fail_type(p, v, "a string");
+	s = strndup(json_string_value(v), json_string_length(v));
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
+/* An enum variant by wire name, via one of the *_from_string()/_to_string() pairs. */
+static int parse_enum(Parser *p, const json_t *v, int (*from_string)(const char *),
+		      const char *(*to_string)(int), int max, int *ret)
+{
+	int r;
+
+	if (!json_is_string(v) || json_big_integer_text(v))
+		return fail_type(p, v, "a string (enum variant)");
+	r = from_string(json_string_value(v));
+	if (r < 0) {
+		char expected[256] = "";
+		size_t n = 0;
+
+		/* stages are too many to list usefully */
+		for (int i = 0; max <= 8 && i < max; i++) {
+			int w = snprintf(expected + n, sizeof(expected) - n, "%s%s",
+					 i > 0 ? ", " : ", expected one of ", to_string(i));
+			n += w > 0 ? (size_t) w : 0;
+		}
+		return fail(p, "unknown variant \"%.40s\"%s", json_string_value(v), expected);
+	}
+	*ret = r;
+	return 0;
+}
+
+#define DEFINE_ENUM_PARSER(type, prefix, max)                                                \
+	static const char *prefix##_name(int i)                                             \
+	{                                                                                    \
+		return prefix##_to_string((type) i);                                         \
+	}                                                                                    \
+	static int parse_##prefix(Parser *p, const json_t *v, type *ret)                     \
+	{                                                                                    \
+		int value, r;                                                                \
+		r = parse_enum(p, v, prefix##_from_string, prefix##_name, max, &value);      \
+		if (r < 0)                                                                   \
+			return r;                                                            \
+		*ret = (type) value;                                                         \
+		return 0;                                                                    \
+	}
+
+DEFINE_ENUM_PARSER(Stage, stage, _STAGE_MAX)
+DEFINE_ENUM_PARSER(RunState, run_state, _RUN_STATE_MAX)
+DEFINE_ENUM_PARSER(CacheState, cache_state, _CACHE_STATE_MAX)
+DEFINE_ENUM_PARSER(DaemonState, daemon_state, _DAEMON_STATE_MAX)
+
+/*
+ * Check v is an object and gather its fields that are not in known (a
+ * NULL-terminated list) into *ret_extra (NULL when none).
+ */
+static int parse_object(Parser *p, const json_t *v, const char *const *known, json_t **ret_extra)
+{
+	_cleanup_(json_decrefp) json_t *extra = NULL;
+	const char *key;
+	json_t *value;
+
+	if (!json_is_object(v))
+		return fail_type(p, v, "an object");
+	json_object_foreach((json_t *) v, key, value) {
+		bool is_known = false;
+
+		for (const char *const *k = known; *k && !is_known; k++)
+			is_known = strcmp(*k, key) == 0;
+		if (is_known)
+			continue;
+		if (!extra) {
+			extra = json_object();
+			if (!extra)
+				return -ENOMEM;
+		}
+		if (json_object_set(extra, key, value) < 0)
+			return -ENOMEM;
+	}
+	*ret_extra = TAKE_PTR(extra);
+	return 0;
+}
+
+/* A field that must be present (Option fields and `states` are read directly). */
+static int required(Parser *p, const json_t *obj, const char *name, json_t **ret)
+{
+	json_t *v = json_object_get(obj, name);
+
+	if (!v) {
+		size_t saved = path_push_field(p, name);
+		int r = fail(p, "missing field");
+
+		path_pop(p, saved);
+		return r;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Run one field parser with the field's name on the path. */
+#define FIELD(p, obj, name, is_required, parse_expr)                                \
+	({                                                                            \
+		json_t *_v_ = json_object_get((obj), (name));                         \
+		int _r_ = 0;                                                          \
+		if ((is_required) && !_v_)                                            \
+			_r_ = required((p), (obj), (name), &_v_);                     \
+		if (_r_ >= 0) {                                                       \
+			size_t _saved_ = path_push_field((p), (name));                \
+			const json_t *v = _v_;                                        \
+			_r_ = (parse_expr);                                           \
+			path_pop((p), _saved_);                                       \
+		}                                                                     \
+		_r_;                                                                  \
+	})
+
+#define TRY(expr)                       \
+	do {                            \
+		int _t_ = (expr);       \
+		if (_t_ < 0)            \
+			return _t_;     \
+	} while (0)
+
+static int parse_identity(Parser *p, const json_t *obj, RunIdentity *id)
+{
+	static const char *const known[] = {
+		"run_id",          "binary_version",    "detector_digest", "config_digest",
+		"source_kind",     "workload_class",    "backend_requested", "backend_selected",
+		"cache_state",     "daemon_state",      "scanner_threads", "reader_threads",
+		"logical_cpus",    NULL,
+	};
+
+	TRY(parse_object(p, obj, known, &id->extra));
+	TRY(FIELD(p, obj, "run_id", true, parse_string(p, v, false, &id->run_id)));
+	TRY(FIELD(p, obj, "binary_version", true, parse_string(p, v, false, &id->binary_version)));
+	TRY(FIELD(p, obj, "detector_digest", true, parse_string(p, v, false, &id->detector_digest)));
+	TRY(FIELD(p, obj, "config_digest", true, parse_string(p, v, false, &id->config_digest)));
+	TRY(FIELD(p, obj, "source_kind", true, parse_string(p, v, false, &id->source_kind)));
+	TRY(FIELD(p, obj, "workload_class", true, parse_string(p, v, false, &id->workload_class)));
+	TRY(FIELD(p, obj, "backend_requested", true,
+		  parse_string(p, v, false, &id->backend_requested)));
+	TRY(FIELD(p, obj, "backend_selected", false,
+		  parse_string(p, v, true, &id->backend_selected)));
+	TRY(FIELD(p, obj, "cache_state", true, parse_cache_state(p, v, &id->cache_state)));
+	TRY(FIELD(p, obj, "daemon_state", true, parse_daemon_state(p, v, &id->daemon_state)));
+	TRY(FIELD(p, obj, "scanner_threads", true, parse_u64(p, v, &id->scanner_threads)));
+	TRY(FIELD(p, obj, "reader_threads", false, parse_opt_u64(p, v, &id->reader_threads)));
+	TRY(FIELD(p, obj, "logical_cpus", true, parse_u64(p, v, &id->logical_cpus)));
+	return 0;
+}
+
+static int parse_stage_measurement(Parser *p, const json_t *obj, void *ret)
+{
+	StageMeasurement *s = ret;
+	static const char *const known[] = { "stage", "elapsed_ns", "calls", "attributed_ns", NULL };
+
+	TRY(parse_object(p, obj, known, &s->extra));
+	TRY(FIELD(p, obj, "stage", true, parse_stage(p, v, &s->stage)));
+	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
+	TRY(FIELD(p, obj, "calls", true, parse_u64(p, v, &s->calls)));
+	TRY(FIELD(p, obj, "attributed_ns", true, parse_u64(p, v, &s->attributed_ns)));
+	return 0;
+}
+
+static int parse_transition(Parser *p, const json_t *obj, void *ret)
+{
+	StateTransition *t = ret;
+	static const char *const known[] = { "state", "elapsed_ns", NULL };
+
+	TRY(parse_object(p, obj, known, &t->extra));
+	TRY(FIELD(p, obj, "state", true, parse_run_state(p, v, &t->state)));
+	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &t->elapsed_ns)));
+	return 0;
+}
+
+static int parse_state_measurement(Parser *p, const json_t *obj, void *ret)
+{
+	StateMeasurement *s = ret;
+	static const char *const known[] = {
+		"state",          "elapsed_ns",         "cpu_time_ms",   "aggregate_cpu_milli_percent",
+		"resident_start_bytes", "resident_end_bytes", "threads_start", "threads_end",
+		NULL,
+	};
+
+	TRY(parse_object(p, obj, known, &s->extra));
+	TRY(FIELD(p, obj, "state", true, parse_run_state(p, v, &s->state)));
+	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
+	TRY(FIELD(p, obj, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
+	TRY(FIELD(p, obj, "aggregate_cpu_milli_percent", false,
+		  parse_opt_u64(p, v, &s->aggregate_cpu_milli_percent)));
+	TRY(FIELD(p, obj, "resident_start_bytes", false,
+		  parse_opt_u64(p, v, &s->resident_start_bytes)));
+	TRY(FIELD(p, obj, "resident_end_bytes", false,
+		  parse_opt_u64(p, v, &s->resident_end_bytes)));
+	TRY(FIELD(p, obj, "threads_start", false, parse_opt_u64(p, v, &s->threads_start)));
+	TRY(FIELD(p, obj, "threads_end", false, parse_opt_u64(p, v, &s->threads_end)));
+	return 0;
+}
+
+static int parse_snapshot(Parser *p, const json_t *obj, ResourceSnapshot *s)
+{
+	static const char *const known[] = {
+		"cpu_time_ms", "resident_bytes", "virtual_bytes", "thread_count", NULL,
+	};
+
+	TRY(parse_object(p, obj, known, &s->extra));
+	TRY(FIELD(p, obj, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
+	TRY(FIELD(p, obj, "resident_bytes", false, parse_opt_u64(p, v, &s->resident_bytes)));
+	TRY(FIELD(p, obj, "virtual_bytes", false, parse_opt_u64(p, v, &s->virtual_bytes)));
+	TRY(FIELD(p, obj, "thread_count", false, parse_opt_u64(p, v, &s->thread_count)));
+	return 0;
+}
+
+static int parse_resource_sample(Parser *p, const json_t *obj, void *ret)
+{
+	ResourceSample *s = ret;
+	static const char *const known[] = { "state", "elapsed_ns", "snapshot", NULL };
+
+	TRY(parse_object(p, obj, known, &s->extra));
+	TRY(FIELD(p, obj, "state", true, parse_run_state(p, v, &s->state)));
+	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
+	TRY(FIELD(p, obj, "snapshot", true, parse_snapshot(p, v, &s->snapshot)));
+	return 0;
+}
+
+static int parse_usage(Parser *p, const json_t *obj, ResourceUsage *u)
+{
+	static const char *const known[] = {
+		"start", "finish", "max_observed_resident_bytes", "max_observed_threads",
+		"aggregate_cpu_percent", NULL,
+	};
+
+	TRY(parse_object(p, obj, known, &u->extra));
+	TRY(FIELD(p, obj, "start", true, parse_snapshot(p, v, &u->start)));
+	TRY(FIELD(p, obj, "finish", true, parse_snapshot(p, v, &u->finish)));
+	TRY(FIELD(p, obj, "max_observed_resident_bytes", false,
+		  parse_opt_u64(p, v, &u->max_observed_resident_bytes)));
+	TRY(FIELD(p, obj, "max_observed_threads", false,
+		  parse_opt_u64(p, v, &u->max_observed_threads)));
+	TRY(FIELD(p, obj, "aggregate_cpu_percent", false,
+		  parse_opt_f64(p, v, &u->aggregate_cpu_percent)));
+	return 0;
+}
+
+typedef int (*ParseElementFn)(Parser *p, const json_t *v, void *ret);
+
+/*
+ * An array whose elements parse_one fills; *ret_n counts the elements filled
+ * so far, so run_profile_free() frees a partial array after a refusal.
+ */
+static int parse_array(Parser *p, const json_t *v, bool absent_ok, size_t size,
+		       ParseElementFn parse_one, void *ret_items, size_t *ret_n)
+{
+	char *items;
+	int r = 0;
+
+	if (absent_ok && !v)
+		return 0;
+	if (!json_is_array(v))
+		return fail_type(p, v, "an array");
+	if (json_array_size(v) == 0)
+		return 0;
+	items = calloc(json_array_size(v), size);
+	if (!items)
+		return -ENOMEM;
+	*(void **) ret_items = items;
+	for (size_t i = 0; r >= 0 && i < json_array_size(v); i++) {
+		size_t saved = path_push_index(p, i);
+
+		*ret_n = i + 1;
+		r = parse_one(p, json_array_get(v, i), items + i * size);
+		path_pop(p, saved);
+	}
+	return r;
+}
+
+static int parse_schema(Parser *p, const json_t *v)
+{
+	if (!json_is_string(v) || json_big_integer_text(v))
+		return fail_type(p, v, "a string");
+	if (strcmp(json_string_value(v), RECORD_SCHEMA) != 0)
+		return fail(p, "unsupported schema \"%.40s\", expected \"" RECORD_SCHEMA "\"",
+			    json_string_value(v));
+	return 0;
+}
+
+static int parse_profile(Parser *p, const json_t *obj, RunProfile *rp)
+{
+	static const char *const known[] = {
+		"schema",      "identity", "status", "wall_time_ns",     "input_bytes", "input_units",
+		"stages",      "transitions", "states", "resource_samples", "resources", NULL,
+	};
+
+	TRY(parse_object(p, obj, known, &rp->extra));
+	TRY(FIELD(p, obj, "schema", true, parse_schema(p, v)));
+	TRY(FIELD(p, obj, "identity", true, parse_identity(p, v, &rp->identity)));
+	TRY(FIELD(p, obj, "status", true, parse_run_state(p, v, &rp->status)));
+	TRY(FIELD(p, obj, "wall_time_ns", true, parse_u64(p, v, &rp->wall_time_ns)));
+	TRY(FIELD(p, obj, "input_bytes", true, parse_u64(p, v, &rp->input_bytes)));
+	TRY(FIELD(p, obj, "input_units", true, parse_u64(p, v, &rp->input_units)));
+	TRY(FIELD(p, obj, "stages", true,
+		  parse_array(p, v, false, sizeof(StageMeasurement), parse_stage_measurement,
+			      &rp->stages, &rp->n_stages)));
+	TRY(FIELD(p, obj, "transitions", true,
+		  parse_array(p, v, false, sizeof(StateTransition), parse_transition,
+			      &rp->transitions, &rp->n_transitions)));
+	/* serde(default): absent is empty, but null is still a type error */
+	TRY(FIELD(p, obj, "states", false,
+		  parse_array(p, v, true, sizeof(StateMeasurement), parse_state_measurement,
+			      &rp->states, &rp->n_states)));
+	TRY(FIELD(p, obj, "resource_samples", true,
+		  parse_array(p, v, false, sizeof(ResourceSample), parse_resource_sample,
+			      &rp->resource_samples, &rp->n_resource_samples)));
+	TRY(FIELD(p, obj, "resources", true, parse_usage(p, v, &rp->resources)));
+	return 0;
+}
+
+int record_parse(const char *json, size_t len, RunProfile **ret, char **ret_error)
+{
+	_cleanup_(run_profile_freep) RunProfile *rp = NULL;
+	_cleanup_(json_decrefp) json_t *root = NULL;
+	_cleanup_free_ char *marked = NULL;
+	Parser p = {};
+	json_error_t error;
+	size_t marked_len = 0;
+	int r;
+
+	r = json_mark_big_integers(json, len, &marked, &marked_len);
+	if (r == -EBADMSG)
+		r = fail(&p, "invalid JSON: \\u0000 is not allowed in strings");
+	if (r < 0)
+		goto finish;
+
+	root = json_loadb(marked ?: json, marked ? marked_len : len,
+			  JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | (marked ? JSON_ALLOW_NUL : 0),
+			  &error);
+	if (!root) {
+		r = fail(&p, "invalid JSON at line %d column %d: %s", error.line, error.column,
+			 error.text);
+		goto finish;
+	}
+
+	rp = calloc(1, sizeof(*rp));
+	if (!rp) {
+		r = -ENOMEM;
+		goto finish;
+	}
+	r = parse_profile(&p, root, rp);
+	if (r >= 0)
+		*ret = TAKE_PTR(rp);
+finish:
+	if (r == -EINVAL && ret_error)
+		*ret_error = TAKE_PTR(p.error);
+	free(p.error);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The process-global span session (the seed's Session): a RunRecorder of this
+ * process plus the session span counters. Spans use static counters, so only
+ * one session may own them at a time.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "record.h"
+#include "span-counters.h"
+#include "span.h"
+
+struct SpanSession {
+	RunRecorder *recorder;
+	bool finished;
+};
+
+/* Forget everything spans and sessions counted, and switch spans off. */
+static void release_slot(void)
+{
+	span_set_enabled(false);
+	span_counters_reset(&span_global_counters_);
+	span_counters_reset(&span_session_counters_);
+	atomic_store_explicit(&span_switches_.session_active, false, memory_order_release);
+}
+
+int span_session_start(RunIdentity *identity, SpanSession **ret)
+{
+	_cleanup_free_ SpanSession *s = NULL;
+	bool expected = false;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (!atomic_compare_exchange_strong_explicit(&span_switches_.session_active, &expected, true,
+						     memory_order_acq_rel, memory_order_acquire))
+		return -EBUSY;
+	span_counters_reset(&span_global_counters_);
+	span_counters_reset(&span_session_counters_);
+	span_set_enabled(true);
+	r = run_recorder_new(0, identity, &s->recorder);
+	if (r < 0) {
+		release_slot();
+		return r;
+	}
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+RunIdentity *span_session_identity(SpanSession *s)
+{
+	return run_recorder_identity(s->recorder);
+}
+
+int span_session_transition(SpanSession *s, RunState state)
+{
+	return run_recorder_transition(s->recorder, state);
+}
+
+int span_session_finish(SpanSession *s, RunState status, RunProfile **ret)
+{
+	_cleanup_(run_profile_freep) RunProfile *p = NULL;
+	StageMeasurement stages[_STAGE_MAX];
+	size_t n;
+	int r;
+
+	if (s->finished)
+		return -ESTALE;
+	r = run_recorder_finish(s->recorder, status, &p);
+	if (r < 0)
+		return r;
+	span_set_enabled(false);
+	span_counters_take_input(&span_session_counters_, &p->input_bytes, &p->input_units);
+	n = span_counters_take_stages(&span_session_counters_, stages);
+	if (n > 0) {
+		p->stages = malloc(n * sizeof(*stages));
+		if (!p->stages) {
+			/* finishing failed: the session ends as abandoned when freed */
+			return -ENOMEM;
+		}
+		memcpy(p->stages, stages, n * sizeof(*stages));
+		p->n_stages = n;
+	}
+	release_slot();
+	s->finished = true;
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+SpanSession *span_session_free(SpanSession *s)
+{
+	if (!s)
+		return NULL;
+	if (!s->finished)
+		release_slot();
+	run_recorder_free(s->recorder);
+	free(s);
+	return NULL;
+}
+
+void span_session_freep(SpanSession **s)
+{
+	*s = span_session_free(*s);
+}
