@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 	};
 	_cleanup_profile_ Profile *p = NULL;
 	SyntheticKind kind;
-	int r;
+	int r, status = 0;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: export-sample mixed|hostile|random DIR\n");
@@ -63,8 +63,8 @@ int main(int argc, char **argv)
 		if (r < 0) {
 			fprintf(stderr, "export-sample: cannot export '%s' as %s: %s\n", path,
 				export_format_to_string(format), strerror(-r));
-			return 1;
+			status = 1;
 		}
 	}
-	return 0;
+	return status;
 }

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * speedscope's file format: one "sampled" profile per thread, whose samples
+ * are the thread's folded stacks (root first) weighted by their counts times
+ * the sampling period, so time reads in nanoseconds. Frames are the folding's
+ * function names, shared by all threads.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "export-writers.h"
+#include "text-escape.h"
+
+#define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
+
+static void write_frames(const Folding *f, uint32_t *frame_of_name, FILE *out)
+{
+	const Profile *p = f->profile;
+	uint32_t n_frames = 0;
+
+	/* Frames in order of first use, so the output is deterministic. */
+	fputs_unlocked("\"shared\":{\"frames\":[", out);
+	for (uint32_t t = 0; t < f->n_threads; t++)
+		for (size_t i = 0; i < f->threads[t].n_stacks; i++)
+			for (uint32_t n = f->threads[t].stacks[i].node; n != PROFILE_NONE;
+			     n = f->nodes[n].parent) {
+				const FoldNode *node = &f->nodes[n];
+				const ProfileFrame *frame = &p->frames[node->frame];
+
+				if (frame_of_name[node->function] != PROFILE_NONE)
+					continue;
+				frame_of_name[node->function] = n_frames;
+				fputs_unlocked(n_frames++ ? ",{\"name\":" : "{\"name\":", out);
+				write_json_string(out, p->strings[node->function]);
+				if (frame->file != PROFILE_NONE) {
+					fputs_unlocked(",\"file\":", out);
+					write_json_string(out, p->strings[frame->file]);
+				}
+				putc_unlocked('}', out);
+			}
+	fputs_unlocked("]}", out);
+}
+
+static void write_thread(const Folding *f, const FoldThread *th, const uint32_t *frame_of_name,
+			 uint32_t *path, FILE *out)
+{
+	const Profile *p = f->profile;
+	const ProfileThread *info = profile_find_thread(p, th->tid);
+	uint64_t weight = p->period_nanos ? p->period_nanos : 1, total = 0;
+	_cleanup_free_ char *name = NULL;
+
+	if (asprintf(&name, "%s (tid %u)",
+		     info && info->name != PROFILE_NONE ? p->strings[info->name] : "thread",
+		     th->tid) < 0)
+		name = NULL;
+	fputs_unlocked("{\"type\":\"sampled\",\"name\":", out);
+	write_json_string(out, name ? name : "thread");
+	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":",
+		p->period_nanos ? "nanoseconds" : "none");
+	for (size_t i = 0; i < th->n_stacks; i++)
+		total += th->stacks[i].count * weight;
+	write_u64(out, total);
+	fputs_unlocked(",\"samples\":[", out);
+	for (size_t i = 0; i < th->n_stacks; i++) {
+		uint32_t depth = fold_node_path(f, th->stacks[i].node, path);
+
+		fputs_unlocked(i ? ",[" : "[", out);
+		for (uint32_t d = 0; d < depth; d++) {
+			if (d)
+				putc_unlocked(',', out);
+			write_u64(out, frame_of_name[f->nodes[path[d]].function]);
+		}
+		putc_unlocked(']', out);
+	}
+	fputs_unlocked("],\"weights\":[", out);
+	for (size_t i = 0; i < th->n_stacks; i++) {
+		if (i)
+			putc_unlocked(',', out);
+		write_u64(out, th->stacks[i].count * weight);
+	}
+	fputs_unlocked("]}", out);
+}
+
+int export_write_speedscope(const Folding *f, FILE *out)
+{
+	const Profile *p = f->profile;
+	_cleanup_free_ uint32_t *frame_of_name = malloc(((size_t)p->n_strings + 1) * sizeof(uint32_t));
+	_cleanup_free_ uint32_t *path = malloc(((size_t)f->max_depth + 1) * sizeof(uint32_t));
+
+	if (!frame_of_name || !path)
+		return -ENOMEM;
+	memset(frame_of_name, 0xff, ((size_t)p->n_strings + 1) * sizeof(uint32_t));
+	fputs_unlocked("{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",", out);
+	write_frames(f, frame_of_name, out);
+	fputs_unlocked(",\"profiles\":[", out);
+	for (uint32_t t = 0; t < f->n_threads; t++) {
+		if (t)
+			putc_unlocked(',', out);
+		write_thread(f, &f->threads[t], frame_of_name, path, out);
+	}
+	fprintf(out, "],\"name\":\"profd pid %u\",\"activeProfileIndex\":0,\"exporter\":\"profd %s\"}\n",
+		p->pid, PROFD_VERSION);
+	return 0;
+}
