@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A self-contained flame graph (SVG with embedded script, nothing fetched):
+ * the merged folding drawn root at the bottom, siblings in name order, widths
+ * proportional to samples. Frames narrower than 0.1 px are left out with
+ * their descendants, so huge profiles stay light. Colour says where code
+ * lives: kernel frames orange, each user module its own hue, inlined frames
+ * lighter, unmapped code grey.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "export-writers.h"
+#include "text-escape.h"
+
+#define SVG_WIDTH 1200.0
+#define SVG_PAD 10.0
+#define FRAME_HEIGHT 16.0
+#define HEADER 40.0
+#define FOOTER 30.0
+#define MIN_WIDTH_PX 0.1
+#define CHAR_WIDTH 7.2 /* 12 px monospace; the script trims labels with the same figure */
+
+static const char flamegraph_js[] =
+#include "flamegraph-js.h"
+	;
+
+static uint64_t hash_string(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static void hsl_to_hex(double h, double s, double l, char ret[8])
+{
+	double c = (1 - (2 * l - 1 < 0 ? 1 - 2 * l : 2 * l - 1)) * s;
+	double hp = h / 60, x, rgb[3] = {};
+	int sector = (int)hp % 6;
+	double frac = hp - (int)hp + (int)hp % 2;
+
+	x = c * (1 - (frac - 1 < 0 ? 1 - frac : frac - 1));
+	switch (sector) {
+	case 0: rgb[0] = c, rgb[1] = x; break;
+	case 1: rgb[0] = x, rgb[1] = c; break;
+	case 2: rgb[1] = c, rgb[2] = x; break;
+	case 3: rgb[1] = x, rgb[2] = c; break;
+	case 4: rgb[0] = x, rgb[2] = c; break;
+	default: rgb[0] = c, rgb[2] = x; break;
+	}
+	snprintf(ret, 8, "#%02x%02x%02x", (int)((rgb[0] + l - c / 2) * 255 + 0.5),
+		 (int)((rgb[1] + l - c / 2) * 255 + 0.5), (int)((rgb[2] + l - c / 2) * 255 + 0.5));
+}
+
+static void frame_colour(const Profile *p, const ProfileFrame *frame, char ret[8])
+{
+	/* a little lightness jitter per name keeps neighbours apart */
+	double jitter = (double)(hash_string(p->strings[frame->function]) % 1000) / 1000 * 0.12;
+
+	if (frame->kernel)
+		hsl_to_hex(28, 0.85, 0.55 + jitter, ret);
+	else if (frame->module == PROFILE_NONE)
+		hsl_to_hex(0, 0, 0.65 + jitter, ret);
+	else
+		hsl_to_hex((double)(hash_string(p->strings[frame->module]) % 360), 0.55,
+			   (frame->inlined ? 0.72 : 0.58) + jitter, ret);
+}
+
+/* Up to max_chars code points of name, ".." marking a cut; empty when too narrow. */
+static void write_label(FILE *out, const char *name, double width)
+{
+	int max_chars = (int)((width - 6) / CHAR_WIDTH), n = 0;
+	const char *end = name;
+
+	if (max_chars < 3)
+		return;
+	for (; *end; end++)
+		if (((unsigned char)*end & 0xc0) != 0x80 && ++n > max_chars)
+			break;
+	if (!*end) {
+		write_xml_text(out, name);
+		return;
+	}
+	/* cut two code points earlier to make room for ".." */
+	{
+		_cleanup_free_ char *cut = NULL;
+		const char *e = name;
+
+		for (n = 0; *e; e++)
+			if (((unsigned char)*e & 0xc0) != 0x80 && ++n > max_chars - 2)
+				break;
+		cut = strndup(name, e - name);
+		if (cut)
+			write_xml_text(out, cut);
+		fputs_unlocked("..", out);
+	}
+}
+
+static void write_frame(FILE *out, const char *name, const char *module, uint64_t count,
+			uint64_t total, double x, double y, double w, const char *fill)
+{
+	fputs_unlocked("<g class=\"f\"><title>", out);
+	write_xml_text(out, name);
+	if (module) {
+		fputs_unlocked("\n", out);
+		write_xml_text(out, module);
+	}
+	fprintf(out, "\n%llu samples, %.2f%%</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		     "height=\"%.1f\" fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">",
+		(unsigned long long)count, total ? 100.0 * count / total : 0.0, x, y, w,
+		FRAME_HEIGHT - 1, fill, x + 3, y + FRAME_HEIGHT - 4.5);
+	write_label(out, name, w);
+	fputs_unlocked("</text></g>\n", out);
+}
+
+static int compare_rank(const void *a, const void *b, void *userdata)
+{
+	const FoldNode *nodes = userdata;
+	uint32_t x = nodes[*(const uint32_t *)a].rank, y = nodes[*(const uint32_t *)b].rank;
+
+	return (x > y) - (x < y);
+}
+
+int export_write_svg(const Folding *f, FILE *out)
+{
+	const Profile *p = f->profile;
+	size_t n = (size_t)f->n_nodes + 1;
+	_cleanup_free_ uint64_t *inclusive = calloc(n, sizeof(uint64_t));
+	_cleanup_free_ uint64_t *x = calloc(n, sizeof(uint64_t));
+	_cleanup_free_ uint64_t *next_x = calloc(n, sizeof(uint64_t));
+	_cleanup_free_ uint32_t *order = malloc(n * sizeof(uint32_t));
+	double height = HEADER + FOOTER + FRAME_HEIGHT * (f->max_depth + 1), scale;
+	uint64_t total = f->n_samples, root_cursor = 0;
+	char fill[8];
+
+	if (!inclusive || !x || !next_x || !order)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_stacks; i++)
+		inclusive[f->stacks[i].node] += f->stacks[i].count;
+	/* children have higher ids than their parents */
+	for (uint32_t i = f->n_nodes; i > 0; i--)
+		if (f->nodes[i - 1].parent != PROFILE_NONE)
+			inclusive[f->nodes[i - 1].parent] += inclusive[i - 1];
+	/* rank order is a preorder walk with siblings in name order */
+	for (uint32_t i = 0; i < f->n_nodes; i++)
+		order[i] = i;
+	qsort_r(order, f->n_nodes, sizeof(uint32_t), compare_rank, f->nodes);
+
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		     "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		     "xmlns=\"http://www.w3.org/2000/svg\">\n",
+		SVG_WIDTH, height, SVG_WIDTH, height);
+	fputs_unlocked("<style>text{font-family:monospace;font-size:12px;fill:#000}"
+		       "g.f:hover rect{stroke:#000;stroke-width:0.5;cursor:pointer}"
+		       "g.f text{pointer-events:none}.ui{cursor:pointer;fill:#333}"
+		       "#title{font-size:17px;text-anchor:middle}</style>\n", out);
+	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
+		     "<text id=\"title\" x=\"%.0f\" y=\"24\">Flame graph: pid %u, %llu samples</text>\n"
+		     "<text id=\"reset\" class=\"ui\" x=\"%.0f\" y=\"24\" style=\"display:none\">Reset zoom</text>\n"
+		     "<text id=\"search\" class=\"ui\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+		     "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n"
+		     "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"></text>\n",
+		SVG_WIDTH / 2, p->pid, (unsigned long long)total, SVG_PAD, SVG_WIDTH - SVG_PAD,
+		SVG_PAD, height - 10, SVG_WIDTH - SVG_PAD, height - 10);
+
+	scale = total ? (SVG_WIDTH - 2 * SVG_PAD) / (double)total : 0;
+	write_frame(out, "all", NULL, total, total, SVG_PAD, height - FOOTER - FRAME_HEIGHT,
+		    SVG_WIDTH - 2 * SVG_PAD, "#c8c8c0");
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		uint32_t node = order[i], parent = f->nodes[node].parent;
+		const ProfileFrame *frame = &p->frames[f->nodes[node].frame];
+		double w = inclusive[node] * scale;
+
+		if (parent == PROFILE_NONE) {
+			x[node] = root_cursor;
+			root_cursor += inclusive[node];
+		} else {
+			x[node] = next_x[parent];
+			next_x[parent] += inclusive[node];
+		}
+		next_x[node] = x[node];
+		if (w < MIN_WIDTH_PX || inclusive[node] == 0)
+			continue;
+		frame_colour(p, frame, fill);
+		write_frame(out, p->strings[f->nodes[node].function],
+			    frame->module != PROFILE_NONE ? p->strings[frame->module] : NULL,
+			    inclusive[node], total, SVG_PAD + x[node] * scale,
+			    height - FOOTER - FRAME_HEIGHT * (f->nodes[node].depth + 1), w, fill);
+	}
+	fputs_unlocked("<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	fputs_unlocked(flamegraph_js, out);
+	fputs_unlocked("]]></script>\n</svg>\n", out);
+	return 0;
+}

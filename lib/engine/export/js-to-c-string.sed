@@ -1,0 +1,5 @@
+# Turn a text file into the lines of a C string literal.
+s/\\/\\\\/g
+s/"/\\"/g
+s/^/"/
+s/$/\\n"/
