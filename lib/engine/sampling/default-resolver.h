@@ -14,10 +14,16 @@
 
 #include "perf-sample.h"
 
-/* SampleResolveFn; userdata is unused (may be NULL). */
+/* Remembers address -> frame id for one Profile, so hot addresses are formatted once. */
+typedef struct FrameCache FrameCache;
+
+int frame_cache_new(FrameCache **ret);
+FrameCache *frame_cache_free(FrameCache *c);
+
+/* SampleResolveFn; userdata is a FrameCache for that profile, or NULL. */
 int default_resolve_sample(void *userdata, const PerfSample *sample, const ProcessMaps *maps,
 			   Profile *profile, SampleStack *ret);
 
-/* Intern the raw frame for one address. */
-int default_resolve_frame(Profile *profile, const ProcessMaps *maps, uint64_t addr, bool kernel,
-			  uint32_t *ret);
+/* Intern the raw frame for one address ('cache' may be NULL). */
+int default_resolve_frame(FrameCache *cache, Profile *profile, const ProcessMaps *maps,
+			  uint64_t addr, bool kernel, uint32_t *ret);

@@ -25,10 +25,16 @@ typedef struct ProcessMaps {
 	ProcessMapping *mappings; /* sorted by start, non-overlapping */
 	size_t n_mappings;
 	uint64_t generation;
+
+	size_t n_allocated; /* private: capacity of mappings */
 } ProcessMaps;
 
 int process_maps_load(uint32_t pid, ProcessMaps **ret);
+/* An empty address space (for tests and synthetic targets). */
+int process_maps_new(uint32_t pid, ProcessMaps **ret);
 ProcessMaps *process_maps_free(ProcessMaps *m);
+/* Forget every mapping (the target called exec); bumps the generation. */
+void process_maps_reset(ProcessMaps *m);
 /* Insert a mapping, replacing whatever overlapped it (as mmap does). */
 int process_maps_add(ProcessMaps *m, const ProcessMapping *mapping);
 const ProcessMapping *process_maps_find(const ProcessMaps *m, uint64_t addr);

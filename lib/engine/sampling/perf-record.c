@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "perf-record.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* A bounds-checked reader over one record. */
+typedef struct Cursor {
+	const uint8_t *p;
+	size_t left;
+} Cursor;
+
+static int cursor_u64(Cursor *c, uint64_t *ret)
+{
+	if (c->left < sizeof(uint64_t))
+		return -EBADMSG;
+	memcpy(ret, c->p, sizeof(uint64_t));
+	c->p += sizeof(uint64_t);
+	c->left -= sizeof(uint64_t);
+	return 0;
+}
+
+static int cursor_u32_pair(Cursor *c, uint32_t *a, uint32_t *b)
+{
+	uint32_t v[2];
+
+	if (c->left < sizeof(v))
+		return -EBADMSG;
+	memcpy(v, c->p, sizeof(v));
+	c->p += sizeof(v);
+	c->left -= sizeof(v);
+	*a = v[0];
+	*b = v[1];
+	return 0;
+}
+
+/* 'n' u64 words in place; returns a pointer into the record (records are 8-byte aligned). */
+static int cursor_u64_array(Cursor *c, uint64_t n, const uint64_t **ret)
+{
+	if (n > c->left / sizeof(uint64_t))
+		return -EBADMSG;
+	*ret = (const uint64_t *)c->p;
+	c->p += n * sizeof(uint64_t);
+	c->left -= n * sizeof(uint64_t);
+	return 0;
+}
+
+static int cursor_bytes(Cursor *c, uint64_t n, const uint8_t **ret)
+{
+	if (n > c->left)
+		return -EBADMSG;
+	*ret = c->p;
+	c->p += n;
+	c->left -= n;
+	return 0;
+}
+
+/* A NUL-terminated string padded to 8 bytes, which ends where the sample_id trailer begins. */
+static int cursor_string(Cursor *c, size_t trailer, const char **ret)
+{
+	const uint8_t *nul;
+	size_t len, padded;
+
+	if (c->left < trailer)
+		return -EBADMSG;
+	nul = memchr(c->p, '\0', c->left - trailer);
+	if (!nul)
+		return -EBADMSG;
+	len = (size_t)(nul - c->p) + 1;
+	padded = (len + 7) & ~(size_t)7;
+	if (padded > c->left - trailer)
+		padded = c->left - trailer;
+	*ret = (const char *)c->p;
+	c->p += padded;
+	c->left -= padded;
+	return 0;
+}
+
+uint64_t perf_record_sample_type(bool dwarf)
+{
+	uint64_t t = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+
+	if (dwarf)
+		t |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	return t;
+}
+
+/* Fields we never request are refused rather than skipped: their layouts vary. */
+#define SUPPORTED_SAMPLE_TYPE                                                                    \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |           \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |            \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                    \
+	 PERF_SAMPLE_STACK_USER)
+
+static size_t sample_id_size(uint64_t t)
+{
+	size_t n = 0;
+
+	n += !!(t & PERF_SAMPLE_TID);
+	n += !!(t & PERF_SAMPLE_TIME);
+	n += !!(t & PERF_SAMPLE_ID);
+	n += !!(t & PERF_SAMPLE_STREAM_ID);
+	n += !!(t & PERF_SAMPLE_CPU);
+	n += !!(t & PERF_SAMPLE_IDENTIFIER);
+	return n * sizeof(uint64_t);
+}
+
+static int parse_sample_id(const PerfRecordFormat *f, Cursor *c, PerfRecordId *ret)
+{
+	uint64_t t = f->sample_type, skip;
+	int r = 0;
+
+	if (t & PERF_SAMPLE_TID)
+		r = cursor_u32_pair(c, &ret->pid, &ret->tid);
+	if (r == 0 && (t & PERF_SAMPLE_TIME))
+		r = cursor_u64(c, &ret->time);
+	if (r == 0 && (t & PERF_SAMPLE_ID))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_STREAM_ID))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_CPU))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_IDENTIFIER))
+		r = cursor_u64(c, &skip);
+	return r;
+}
+
+static int parse_sample(const PerfRecordFormat *f, Cursor *c, uint16_t misc, PerfSample *s)
+{
+	uint64_t t = f->sample_type, skip;
+	int r = 0;
+
+	*s = (PerfSample){};
+	s->kernel_mode = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_IP))
+		r = cursor_u64(c, &s->ip);
+	if (r == 0 && (t & PERF_SAMPLE_TID))
+		r = cursor_u32_pair(c, &s->pid, &s->tid);
+	if (r == 0 && (t & PERF_SAMPLE_TIME))
+		r = cursor_u64(c, &s->time);
+	if (r == 0 && (t & PERF_SAMPLE_ADDR))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_ID))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_STREAM_ID))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_CPU))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_PERIOD))
+		r = cursor_u64(c, &skip);
+	if (r == 0 && (t & PERF_SAMPLE_CALLCHAIN)) {
+		r = cursor_u64(c, &s->n_callchain);
+		if (r == 0)
+			r = cursor_u64_array(c, s->n_callchain, &s->callchain);
+	}
+	if (r == 0 && (t & PERF_SAMPLE_REGS_USER)) {
+		r = cursor_u64(c, &s->regs_abi);
+		/* ABI_NONE (a kernel thread) means no registers follow */
+		if (r == 0 && s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			s->regs_mask = f->sample_regs_user;
+			s->n_regs = (uint32_t)__builtin_popcountll(s->regs_mask);
+			r = cursor_u64_array(c, s->n_regs, &s->regs);
+		}
+	}
+	if (r == 0 && (t & PERF_SAMPLE_STACK_USER)) {
+		r = cursor_u64(c, &s->stack_size);
+		/* size 0 (no user stack) carries neither data nor dyn_size */
+		if (r == 0 && s->stack_size > 0) {
+			r = cursor_bytes(c, s->stack_size, &s->stack);
+			if (r == 0)
+				r = cursor_u64(c, &s->stack_dyn_size);
+			if (r == 0 && s->stack_dyn_size > s->stack_size)
+				r = -EBADMSG;
+		}
+	}
+	if (r < 0)
+		*s = (PerfSample){};
+	return r;
+}
+
+static int parse_mmap2(Cursor *c, size_t trailer, uint16_t misc, PerfRecordMmap2 *m)
+{
+	const uint8_t *raw;
+	int r;
+
+	*m = (PerfRecordMmap2){};
+	r = cursor_u32_pair(c, &m->pid, &m->tid);
+	if (r == 0)
+		r = cursor_u64(c, &m->addr);
+	if (r == 0)
+		r = cursor_u64(c, &m->len);
+	if (r == 0)
+		r = cursor_u64(c, &m->pgoff);
+	/* 24 bytes: maj, min, ino, ino_generation -- or build_id_size, 3 pad, build_id[20] */
+	if (r == 0)
+		r = cursor_bytes(c, 24, &raw);
+	if (r == 0 && (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		m->build_id_size = raw[0];
+		m->build_id = raw + 4;
+		if (m->build_id_size > 20)
+			r = -EBADMSG;
+	} else if (r == 0) {
+		memcpy(&m->maj, raw, sizeof(uint32_t));
+		memcpy(&m->min, raw + 4, sizeof(uint32_t));
+		memcpy(&m->ino, raw + 8, sizeof(uint64_t));
+	}
+	if (r == 0)
+		r = cursor_u32_pair(c, &m->prot, &m->flags);
+	if (r == 0)
+		r = cursor_string(c, trailer, &m->filename);
+	return r;
+}
+
+int perf_record_parse(const PerfRecordFormat *format, const struct perf_event_header *header,
+		      size_t size, PerfRecord *ret)
+{
+	size_t trailer = 0;
+	PerfRecord rec = {};
+	Cursor c;
+	int r = 0;
+
+	if (!format || !header || !ret || size < sizeof(*header) || header->size != size)
+		return -EBADMSG;
+	/* the kernel keeps records 8-byte sized and aligned; arrays are used in place */
+	if (size % 8 != 0 || (uintptr_t)header % 8 != 0)
+		return -EBADMSG;
+	if (format->sample_type & ~(uint64_t)SUPPORTED_SAMPLE_TYPE)
+		return -EOPNOTSUPP;
+
+	rec.type = header->type;
+	rec.misc = header->misc;
+	c = (Cursor){ .p = (const uint8_t *)(header + 1), .left = size - sizeof(*header) };
+	if (format->sample_id_all && header->type != PERF_RECORD_SAMPLE)
+		trailer = sample_id_size(format->sample_type);
+
+	switch (header->type) {
+	case PERF_RECORD_SAMPLE:
+		r = parse_sample(format, &c, header->misc, &rec.sample);
+		break;
+	case PERF_RECORD_MMAP2:
+		r = parse_mmap2(&c, trailer, header->misc, &rec.mmap2);
+		break;
+	case PERF_RECORD_COMM:
+		r = cursor_u32_pair(&c, &rec.comm.pid, &rec.comm.tid);
+		if (r == 0)
+			r = cursor_string(&c, trailer, &rec.comm.comm);
+		rec.comm.exec = header->misc & PERF_RECORD_MISC_COMM_EXEC;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		r = cursor_u32_pair(&c, &rec.task.pid, &rec.task.ppid);
+		if (r == 0)
+			r = cursor_u32_pair(&c, &rec.task.tid, &rec.task.ptid);
+		if (r == 0)
+			r = cursor_u64(&c, &rec.task.time);
+		break;
+	case PERF_RECORD_LOST:
+		r = cursor_u64(&c, &rec.lost.id);
+		if (r == 0)
+			r = cursor_u64(&c, &rec.lost.lost);
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		r = cursor_u64(&c, &rec.throttle.time);
+		if (r == 0)
+			r = cursor_u64(&c, &rec.throttle.id);
+		if (r == 0)
+			r = cursor_u64(&c, &rec.throttle.stream_id);
+		break;
+	default:
+		/* not ours to understand; the caller skips it */
+		*ret = rec;
+		return 0;
+	}
+
+	/* the sample_id trailer sits at the end of the record */
+	if (r == 0 && trailer > 0) {
+		if (c.left < trailer)
+			r = -EBADMSG;
+		else {
+			c.p += c.left - trailer;
+			c.left = trailer;
+			r = parse_sample_id(format, &c, &rec.id);
+		}
+	}
+	if (r < 0)
+		return r;
+	*ret = rec;
+	return 0;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The threads of a process as /proc lists them. */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The tids in /proc/<pid>/task, sorted. -ESRCH when the process does not exist. */
+int task_list_read(pid_t pid, pid_t **ret, size_t *ret_n);
+
+/* A thread's comm (at most 16 bytes with the NUL) from /proc/<pid>/task/<tid>/comm. */
+int task_read_comm(pid_t pid, pid_t tid, char ret[static 16]);

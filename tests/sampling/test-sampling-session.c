@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-sampling-session CASE: sampling sessions against real workloads with
+ * real perf events. Workload paths come from the environment (meson sets
+ * WORKLOAD_SPLIT, WORKLOAD_LATE_THREAD, WORKLOAD_DLOPEN, WORKLOAD_PLUGIN,
+ * SLEEP_PROGRAM).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "sampling-session.h"
+
+#define NSEC 1000000000ULL
+
+static int failures;
+
+#define check(cond, ...)                                                           \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__,     \
+				__LINE__, #cond);                                  \
+			fprintf(stderr, __VA_ARGS__);                              \
+			fputc('\n', stderr);                                       \
+			failures++;                                                \
+		}                                                                  \
+	} while (0)
+
+static const char *env_path(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v) {
+		fprintf(stderr, "environment variable %s is not set\n", name);
+		exit(EXIT_FAILURE);
+	}
+	return v;
+}
+
+static pid_t spawn(const char *path, ...)
+{
+	char *argv[8] = { (char *)path };
+	va_list ap;
+	size_t n = 1;
+	pid_t pid;
+
+	va_start(ap, path);
+	while (n < ELEMENTSOF(argv) - 1 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(EXIT_FAILURE);
+	}
+	if (pid == 0) {
+		execv(path, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static unsigned count_threads(pid_t pid)
+{
+	char fn[64];
+	unsigned n = 0;
+	FILE *f;
+	char line[256];
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* Wait (up to 2 s) until the target has exec'd and runs 'threads' threads. */
+static void wait_threads(pid_t pid, unsigned threads, const char *exe_substring)
+{
+	for (int i = 0; i < 2000; i++) {
+		char fn[64], exe[4096] = "";
+		ssize_t n;
+
+		snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
+		n = readlink(fn, exe, sizeof(exe) - 1);
+		if (n > 0)
+			exe[n] = '\0';
+		if (strstr(exe, exe_substring) && count_threads(pid) >= threads)
+			return;
+		usleep(1000);
+	}
+	fprintf(stderr, "target %d never reached %u threads\n", (int)pid, threads);
+	exit(EXIT_FAILURE);
+}
+
+/* CPU the target's threads have used so far, from /proc/<pid>/task/<tid>/schedstat. */
+static uint64_t target_cpu_nanos(pid_t pid)
+{
+	char fn[96];
+	uint64_t sum = 0;
+
+	for (pid_t tid = pid; tid < pid + 64; tid++) {
+		unsigned long long ns;
+		FILE *f;
+
+		snprintf(fn, sizeof(fn), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+		f = fopen(fn, "re");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1)
+			sum += ns;
+		fclose(f);
+	}
+	return sum;
+}
+
+static uint64_t reap(pid_t pid)
+{
+	struct rusage ru;
+	int status;
+
+	kill(pid, SIGKILL);
+	if (wait4(pid, &status, 0, &ru) < 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+/* Wait for the child to exit by itself; returns its CPU time. */
+static uint64_t reap_exited(pid_t pid)
+{
+	struct rusage ru;
+	int status;
+
+	if (wait4(pid, &status, 0, &ru) < 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+static void print_metrics(const SamplingMetrics *m)
+{
+	_cleanup_free_ char *json = NULL;
+
+	if (sampling_metrics_format_json(m, &json) >= 0)
+		fprintf(stderr, "%s", json);
+}
+
+typedef struct Stopper {
+	SamplingSession *session;
+	uint64_t after_nanos;
+} Stopper;
+
+static void *stopper_main(void *arg)
+{
+	Stopper *st = arg;
+	struct timespec ts = { .tv_sec = (time_t)(st->after_nanos / NSEC),
+			       .tv_nsec = (long)(st->after_nanos % NSEC) };
+
+	nanosleep(&ts, NULL);
+	sampling_session_stop(st->session);
+	return NULL;
+}
+
+/* Run a session, stopping it from another thread after 'stop_after' (0: never). */
+static int run_session(pid_t pid, const SamplingOptions *o, uint64_t stop_after, SamplingMetrics *m,
+		       SamplingSession **ret)
+{
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	Stopper st;
+	pthread_t t;
+	int r;
+
+	r = sampling_session_new(pid, o, &s);
+	if (r < 0)
+		return r;
+	st = (Stopper){ .session = s, .after_nanos = stop_after };
+	if (stop_after)
+		pthread_create(&t, NULL, stopper_main, &st);
+	r = sampling_session_run(s);
+	if (stop_after)
+		pthread_join(t, NULL);
+	sampling_session_get_metrics(s, m);
+	print_metrics(m);
+	if (ret)
+		*ret = TAKE_PTR(s);
+	return r;
+}
+
+static uint64_t thread_count_in_profile(const Profile *p)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->n_samples; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = p->samples[j].tid == p->samples[i].tid;
+		n += !dup;
+	}
+	return n;
+}
+
+static void test_busy_two_threads(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "3", "2", NULL);
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	SamplingOptions o = { .hz = 999 };
+	SamplingMetrics m;
+	uint64_t cpu_before, cpu_total, expected;
+	int r;
+
+	wait_threads(pid, 2, "workload-split");
+	r = sampling_session_new(pid, &o, &s);
+	check(r == 0, "sampling_session_new: %s", strerror(-r));
+	if (r < 0)
+		return;
+	cpu_before = target_cpu_nanos(pid);
+	r = sampling_session_run(s);
+	check(r == 0, "run: %s", strerror(-r));
+	cpu_total = reap_exited(pid);
+	sampling_session_get_metrics(s, &m);
+	print_metrics(&m);
+
+	/* samples the target's CPU time during the window is worth at 999 Hz */
+	expected = (cpu_total - cpu_before) * 999 / NSEC;
+	fprintf(stderr, "cpu in window %.3f s, expected %llu samples, got %llu\n",
+		(double)(cpu_total - cpu_before) / 1e9, (unsigned long long)expected,
+		(unsigned long long)m.samples_captured);
+	check(m.samples_captured * 10 >= expected * 9, "captured %llu < 90%% of %llu",
+	      (unsigned long long)m.samples_captured, (unsigned long long)expected);
+	check(m.samples_dropped == 0, "dropped %llu", (unsigned long long)m.samples_dropped);
+	check(m.threads_seen == 2, "threads_seen %llu", (unsigned long long)m.threads_seen);
+	check(m.threads_at_start == 2, "threads_at_start %llu", (unsigned long long)m.threads_at_start);
+	check(strcmp(m.end_reason, "target-exited") == 0, "end_reason %s", m.end_reason);
+	check(m.hz == 999 && !m.clamped, "hz %u clamped %d", m.hz, m.clamped);
+	check(strcmp(m.backend, "perf-dwarf") == 0 && strcmp(m.event, "cpu-clock") == 0,
+	      "backend %s event %s", m.backend, m.event);
+	check(m.collector_cpu_nanos > 0, "collector_cpu_nanos 0");
+	check(sampling_session_get_profile(s)->n_samples == m.samples_captured,
+	      "profile has %zu samples, metrics %llu", sampling_session_get_profile(s)->n_samples,
+	      (unsigned long long)m.samples_captured);
+	/* every sample has at least its user IP as a frame */
+	for (size_t i = 0; i < sampling_session_get_profile(s)->n_samples; i++)
+		if (sampling_session_get_profile(s)->samples[i].stack == PROFILE_NONE) {
+			check(false, "sample %zu has an empty stack", i);
+			break;
+		}
+}
+
+static void test_late_thread(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_LATE_THREAD"), "2", "0.8", NULL);
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	SamplingOptions o = { .hz = 499 };
+	SamplingMetrics m;
+	int r;
+
+	wait_threads(pid, 1, "workload-late-thread");
+	r = run_session(pid, &o, 0, &m, &s);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.threads_at_start == 1, "threads_at_start %llu", (unsigned long long)m.threads_at_start);
+	check(m.threads_seen == 2, "late thread not seen: threads_seen %llu",
+	      (unsigned long long)m.threads_seen);
+	check(sampling_session_get_profile(s)->n_threads >= 2, "profile names %u threads",
+	      sampling_session_get_profile(s)->n_threads);
+}
+
+static void test_stop(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "5", "1", NULL);
+	SamplingOptions o = { .hz = 999 };
+	SamplingMetrics m;
+	int r;
+
+	wait_threads(pid, 1, "workload-split");
+	r = run_session(pid, &o, NSEC / 2, &m, NULL);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.duration_nanos >= 450000000ULL && m.duration_nanos <= 750000000ULL,
+	      "duration %llu ns, wanted about 0.5 s", (unsigned long long)m.duration_nanos);
+	check(strcmp(m.end_reason, "stopped") == 0, "end_reason %s", m.end_reason);
+	/* other tests share the CPUs: only bound the count from above */
+	check(m.samples_captured > 0 && m.samples_captured <= 999 * 3 / 4,
+	      "captured %llu", (unsigned long long)m.samples_captured);
+}
+
+static void test_clamp_hz(void)
+{
+	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "30", NULL);
+	SamplingOptions o = { .hz = 1000000 };
+	SamplingMetrics m;
+	uint32_t max_hz = 0;
+	int r;
+
+	wait_threads(pid, 1, "sleep");
+	check(sampling_max_hz(&max_hz) == 0 && max_hz >= 1 && max_hz <= 10000, "max_hz %u", max_hz);
+	r = run_session(pid, &o, NSEC / 5, &m, NULL);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.hz <= 10000 && m.hz == max_hz, "hz %u, max_hz %u", m.hz, max_hz);
+	check(m.requested_hz == 1000000, "requested_hz %u", m.requested_hz);
+	check(m.clamped, "not clamped");
+	check(m.period_nanos == 1000000000ULL / m.hz, "period %llu", (unsigned long long)m.period_nanos);
+}
+
+static void test_clamp_duration(void)
+{
+	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "30", NULL);
+	SamplingOptions o = { .duration_nanos = 3600 * NSEC };
+	SamplingMetrics m;
+	int r;
+
+	wait_threads(pid, 1, "sleep");
+	/* the default ceiling: don't wait for it, stop early and read what was in force */
+	r = run_session(pid, &o, NSEC / 5, &m, NULL);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.clamped, "not clamped");
+	check(m.requested_duration_nanos == 3600 * NSEC, "requested %llu",
+	      (unsigned long long)m.requested_duration_nanos);
+	check(m.effective_duration_nanos == SAMPLING_DEFAULT_MAX_DURATION_NANOS, "effective %llu",
+	      (unsigned long long)m.effective_duration_nanos);
+	check(m.duration_nanos < NSEC, "duration %llu", (unsigned long long)m.duration_nanos);
+
+	/* a caller's (the daemon's) ceiling, actually reached */
+	o = (SamplingOptions){ .duration_nanos = 3600 * NSEC, .max_duration_nanos = NSEC / 2 };
+	r = run_session(pid, &o, 0, &m, NULL);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.clamped && m.effective_duration_nanos == NSEC / 2, "effective %llu",
+	      (unsigned long long)m.effective_duration_nanos);
+	check(strcmp(m.end_reason, "duration") == 0, "end_reason %s", m.end_reason);
+	check(m.duration_nanos >= NSEC / 2 && m.duration_nanos < NSEC / 2 + NSEC / 5,
+	      "duration %llu", (unsigned long long)m.duration_nanos);
+}
+
+static void test_buffer_full(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "5", "1", NULL);
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	SamplingOptions o = { .hz = 999, .duration_nanos = 3 * NSEC, .ring_capacity = 100 };
+	SamplingMetrics m;
+	int r;
+
+	wait_threads(pid, 1, "workload-split");
+	r = run_session(pid, &o, 0, &m, &s);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.buffer_full, "buffer_full not set");
+	check(m.samples_captured == 100, "captured %llu", (unsigned long long)m.samples_captured);
+	check(sampling_session_get_profile(s)->n_samples == 100, "profile has %zu samples",
+	      sampling_session_get_profile(s)->n_samples);
+	/* 100 samples at 999 Hz are about 0.1 s, however late the collector noticed */
+	check(m.duration_nanos < NSEC / 2, "duration %llu", (unsigned long long)m.duration_nanos);
+	check(strcmp(m.end_reason, "buffer-full") == 0, "end_reason %s", m.end_reason);
+
+	/* the caller's limit caps an explicit capacity */
+	o.ring_capacity = 1000;
+	o.ring_capacity_limit = 20;
+	r = run_session(getpid(), &o, NSEC / 5, &m, NULL);
+	check(r == 0 && m.ring_capacity == 20, "r %d capacity %llu", r,
+	      (unsigned long long)m.ring_capacity);
+}
+
+static void test_no_such_process(void)
+{
+	SamplingSession *s = NULL;
+	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "0", NULL);
+	int r;
+
+	reap_exited(pid);
+	/* just reaped, and pids are not reused this quickly */
+	r = sampling_session_new(pid, NULL, &s);
+	check(r == -ESRCH, "got %d (%s), wanted -ESRCH", r, strerror(-r));
+	check(s == NULL, "session returned on failure");
+	r = sampling_session_new(0, NULL, &s);
+	check(r == -ESRCH, "pid 0: got %d", r);
+}
+
+static void test_target_exits(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "1", "1", NULL);
+	SamplingOptions o = { .hz = 999, .duration_nanos = 10 * NSEC };
+	SamplingMetrics m;
+	uint64_t cpu, expected;
+	int r;
+
+	wait_threads(pid, 1, "workload-split");
+	r = run_session(pid, &o, 0, &m, NULL);
+	cpu = reap_exited(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(strcmp(m.end_reason, "target-exited") == 0, "end_reason %s", m.end_reason);
+	check(m.duration_nanos < 3 * NSEC, "duration %llu", (unsigned long long)m.duration_nanos);
+	/* the samples of the last moments before exit are kept too (the start was not sampled) */
+	expected = cpu * 999 / NSEC;
+	check(m.samples_captured * 10 >= expected * 8, "captured %llu of %llu",
+	      (unsigned long long)m.samples_captured, (unsigned long long)expected);
+}
+
+static void test_idle(void)
+{
+	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "30", NULL);
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	SamplingOptions o = { .hz = 999, .duration_nanos = NSEC / 2 };
+	SamplingMetrics m;
+	int r;
+
+	wait_threads(pid, 1, "sleep");
+	r = run_session(pid, &o, 0, &m, &s);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.samples_captured == 0, "captured %llu", (unsigned long long)m.samples_captured);
+	check(m.threads_seen == 0 && m.threads_at_start == 1, "seen %llu at start %llu",
+	      (unsigned long long)m.threads_seen, (unsigned long long)m.threads_at_start);
+	check(strcmp(m.end_reason, "duration") == 0, "end_reason %s", m.end_reason);
+	check(sampling_metrics_fidelity(&m) == 1.0, "fidelity %f", sampling_metrics_fidelity(&m));
+	/* the thread is named from /proc even without samples */
+	check(sampling_session_get_profile(s)->n_threads == 1, "n_threads %u",
+	      sampling_session_get_profile(s)->n_threads);
+}
+
+static void test_events_and_backends(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "3", "1", NULL);
+	SamplingSession *s = NULL;
+	SamplingOptions o = { .event = "cycles" };
+	SamplingMetrics m;
+	int r;
+
+	wait_threads(pid, 1, "workload-split");
+	r = sampling_session_new(pid, &o, &s);
+	if (r == 0) {
+		fprintf(stderr, "note: this machine has a PMU, cycles sampling works\n");
+		sampling_session_free(s);
+	} else
+		check(r == -EOPNOTSUPP, "cycles: got %d (%s), wanted -EOPNOTSUPP", r, strerror(-r));
+
+	o = (SamplingOptions){ .backend = "bpf" };
+	check(sampling_session_new(pid, &o, &s) == -EOPNOTSUPP, "bpf not refused as unsupported");
+	o = (SamplingOptions){ .backend = "nonsense" };
+	check(sampling_session_new(pid, &o, &s) == -EINVAL, "unknown backend accepted");
+	o = (SamplingOptions){ .event = "nonsense" };
+	check(sampling_session_new(pid, &o, &s) == -EINVAL, "unknown event accepted");
+
+	/* frame-pointer mode and task-clock sample too */
+	o = (SamplingOptions){ .backend = "perf-fp", .event = "task-clock", .hz = 499,
+			       .duration_nanos = NSEC / 4 };
+	r = run_session(pid, &o, 0, &m, NULL);
+	check(r == 0, "perf-fp: %s", strerror(-r));
+	check(strcmp(m.backend, "perf-fp") == 0 && strcmp(m.event, "task-clock") == 0 &&
+		      m.stack_bytes == 0, "backend %s event %s stack_bytes %u", m.backend, m.event,
+	      m.stack_bytes);
+	check(m.samples_captured > 0, "perf-fp captured %llu", (unsigned long long)m.samples_captured);
+
+	o = (SamplingOptions){ .backend = "auto", .hz = 499, .duration_nanos = NSEC / 4,
+			       .exclude_kernel = true, .stack_bytes = 4096 };
+	r = run_session(pid, &o, 0, &m, NULL);
+	check(r == 0 && strcmp(m.backend, "perf-dwarf") == 0 && m.stack_bytes == 4096,
+	      "auto: r %d backend %s stack_bytes %u", r, m.backend, m.stack_bytes);
+	reap(pid);
+}
+
+/* A library dlopen'ed mid-session reaches the process model through MMAP2. */
+static void test_mmap_tracking(void)
+{
+	const char *plugin = env_path("WORKLOAD_PLUGIN");
+	pid_t pid = spawn(env_path("WORKLOAD_DLOPEN"), plugin, "1.2", "0.4", NULL);
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	SamplingOptions o = { .hz = 499, .duration_nanos = 3 * NSEC };
+	const ProcessMaps *maps;
+	const Profile *p;
+	SamplingMetrics m;
+	bool mapped = false, sampled = false;
+	int r;
+
+	wait_threads(pid, 1, "workload-dlopen");
+	r = run_session(pid, &o, 0, &m, &s);
+	reap_exited(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	maps = sampling_session_get_maps(s);
+	for (size_t i = 0; i < maps->n_mappings; i++)
+		if (maps->mappings[i].path && strstr(maps->mappings[i].path, "workload-plugin"))
+			mapped = true;
+	check(mapped, "plugin mapping not learnt from MMAP2");
+	check(maps->generation > 1, "generation %llu", (unsigned long long)maps->generation);
+
+	p = sampling_session_get_profile(s);
+	for (uint32_t i = 0; i < p->n_frames; i++) {
+		uint32_t module = p->frames[i].module;
+
+		if (module != PROFILE_NONE && strstr(profile_string(p, module), "workload-plugin"))
+			sampled = true;
+	}
+	check(sampled, "no frame attributed to the plugin");
+	check(thread_count_in_profile(p) == 1, "threads %llu",
+	      (unsigned long long)thread_count_in_profile(p));
+}
+
+static void test_metrics_json(void)
+{
+	SamplingMetrics m = {
+		.samples_captured = 90, .samples_dropped = 10, .threads_seen = 1,
+		.threads_at_start = 2, .pause_nanos = 50, .duration_nanos = 100, .hz = 99,
+		.backend = "perf-dwarf", .event = "cpu-clock", .end_reason = "duration",
+	};
+	_cleanup_free_ char *s = NULL;
+	json_t *o;
+
+	check(sampling_metrics_thread_coverage(&m) == 0.5, "coverage");
+	check(sampling_metrics_overhead_ratio(&m) == 0.5, "overhead");
+	check(sampling_metrics_fidelity(&m) == 0.9, "fidelity");
+	check(sampling_metrics_format_json(&m, &s) == 0, "format");
+	o = json_loads(s, 0, NULL);
+	check(o && json_integer_value(json_object_get(o, "samples_captured")) == 90 &&
+		      json_real_value(json_object_get(o, "fidelity")) == 0.9 &&
+		      json_is_false(json_object_get(o, "buffer_full")) &&
+		      json_is_null(json_object_get(o, "pause_nanos_method")),
+	      "json: %s", s);
+	json_decref(o);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(void);
+} cases[] = {
+	{ "busy-two-threads", test_busy_two_threads },
+	{ "late-thread", test_late_thread },
+	{ "stop", test_stop },
+	{ "clamp-hz", test_clamp_hz },
+	{ "clamp-duration", test_clamp_duration },
+	{ "buffer-full", test_buffer_full },
+	{ "no-such-process", test_no_such_process },
+	{ "target-exits", test_target_exits },
+	{ "idle", test_idle },
+	{ "events-and-backends", test_events_and_backends },
+	{ "mmap-tracking", test_mmap_tracking },
+	{ "metrics-json", test_metrics_json },
+};
+
+int main(int argc, char **argv)
+{
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		if (argc < 2 || strcmp(argv[1], cases[i].name) == 0) {
+			fprintf(stderr, "== %s\n", cases[i].name);
+			cases[i].run();
+		}
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+}
