@@ -17,6 +17,7 @@ static const struct {
 	{ "stop", verb_stop, "stop a session early" },
 	{ "export", verb_export, "write a session's profile in a format" },
 	{ "runs", verb_runs, "list run records" },
+	{ "run", verb_run, "one run record: render a record file" },
 };
 
 static void help(FILE *f)

@@ -35,3 +35,4 @@ int verb_status(const ProfctlContext *ctx, int argc, char **argv);
 int verb_stop(const ProfctlContext *ctx, int argc, char **argv);
 int verb_export(const ProfctlContext *ctx, int argc, char **argv);
 int verb_runs(const ProfctlContext *ctx, int argc, char **argv);
+int verb_run(const ProfctlContext *ctx, int argc, char **argv);

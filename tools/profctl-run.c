@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * profctl run SUBVERB: one run record. `render` works offline on a file;
+ * show/submit/delete (via the daemon) plug into the same sub-verb table.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cleanup.h"
+#include "profctl.h"
+#include "record.h"
+
+/* Records are small (a few KiB); this only stops a runaway read. */
+#define RECORD_FILE_MAX (64u << 20)
+
+static int read_record_file(const char *path, char **ret, size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, size = 0;
+	struct stat st;
+
+	fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return negative_errno();
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	for (;;) {
+		ssize_t n;
+
+		if (len == size) {
+			char *p;
+
+			if (size >= RECORD_FILE_MAX)
+				return -EFBIG;
+			size = size ? size * 2 : 16384;
+			p = realloc(buf, size);
+			if (!p)
+				return -ENOMEM;
+			buf = p;
+		}
+		n = read(fd, buf + len, size - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (n == 0)
+			break;
+		len += (size_t) n;
+	}
+	*ret_len = len;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+static void render_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: profctl run render FILE [--text|--json]\n"
+		"\n"
+		"Validate a keyhog-profile-v1 record file ('-' for stdin) and print it.\n"
+		"\n"
+		"  --text        the text report (default)\n"
+		"  --json        the normalised record as pretty JSON\n"
+		"  -h, --help    show this help\n");
+}
+
+static int verb_run_render(const ProfctlContext *ctx, int argc, char **argv)
+{
+	enum { ARG_TEXT = 0x100, ARG_JSON };
+	static const struct option options[] = {
+		{ "text", no_argument, NULL, ARG_TEXT },
+		{ "json", no_argument, NULL, ARG_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	_cleanup_(run_profile_freep) RunProfile *profile = NULL;
+	_cleanup_free_ char *data = NULL, *error = NULL, *out = NULL;
+	int text = -1, json = -1, c, r;
+	const char *path;
+	size_t len;
+
+	opterr = 0; /* report with our own prefix */
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+		switch (c) {
+		case ARG_TEXT:
+			text = 1;
+			break;
+		case ARG_JSON:
+			json = 1;
+			break;
+		case 'h':
+			render_help(stdout);
+			return PROFCTL_EXIT_SUCCESS;
+		default:
+			fprintf(stderr, "profctl: run render: unknown option '%s'\n", argv[optind - 1]);
+			return PROFCTL_EXIT_USAGE;
+		}
+	if (text == 1 && json == 1) {
+		fprintf(stderr, "profctl: --text and --json exclude each other\n");
+		return PROFCTL_EXIT_USAGE;
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "profctl: run render takes exactly one FILE\n");
+		render_help(stderr);
+		return PROFCTL_EXIT_USAGE;
+	}
+	path = argv[optind];
+	if (json != 1 && text != 1 && ctx->json)
+		json = 1;
+
+	r = read_record_file(path, &data, &len);
+	if (r < 0) {
+		fprintf(stderr, "profctl: cannot read record '%s': %s\n", path, strerror(-r));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	if (len == 0) {
+		fprintf(stderr, "profctl: invalid record '%s': the file is empty\n", path);
+		return PROFCTL_EXIT_FAILURE;
+	}
+	if (memchr(data, '\0', len)) {
+		fprintf(stderr, "profctl: invalid record '%s': binary data, not JSON\n", path);
+		return PROFCTL_EXIT_FAILURE;
+	}
+	r = record_parse(data, len, &profile, &error);
+	if (r == -EINVAL) {
+		fprintf(stderr, "profctl: invalid record '%s': %s\n", path, error);
+		return PROFCTL_EXIT_FAILURE;
+	}
+	if (r >= 0)
+		r = json == 1 ? record_serialise(profile, true, &out) : record_render_text(profile, &out);
+	if (r < 0) {
+		fprintf(stderr, "profctl: cannot render record '%s': %s\n", path, strerror(-r));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	fputs(out, stdout);
+	if (json == 1)
+		putchar('\n');
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "profctl: cannot write the record: %m\n");
+		return PROFCTL_EXIT_FAILURE;
+	}
+	return PROFCTL_EXIT_SUCCESS;
+}
+
+static const struct {
+	const char *name;
+	ProfctlVerb run;
+	const char *summary;
+} run_verbs[] = {
+	{ "render", verb_run_render, "validate a record file and print it (offline)" },
+};
+
+static void run_help(FILE *f)
+{
+	fprintf(f, "Usage: profctl run SUBVERB [ARGS...]\n\nOne run record.\n\nSub-verbs:\n");
+	for (size_t i = 0; i < ELEMENTSOF(run_verbs); i++)
+		fprintf(f, "  %-10s  %s\n", run_verbs[i].name, run_verbs[i].summary);
+	fprintf(f, "\nRun 'profctl run SUBVERB --help' for its options.\n");
+}
+
+int verb_run(const ProfctlContext *ctx, int argc, char **argv)
+{
+	if (argc < 2) {
+		run_help(stderr);
+		return PROFCTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		run_help(stdout);
+		return PROFCTL_EXIT_SUCCESS;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(run_verbs); i++)
+		if (strcmp(argv[1], run_verbs[i].name) == 0) {
+			optind = 0; /* the sub-verb parses its own options */
+			return run_verbs[i].run(ctx, argc - 1, argv + 1);
+		}
+	fprintf(stderr, "profctl: unknown run sub-verb '%s'; see 'profctl run --help'\n", argv[1]);
+	return PROFCTL_EXIT_USAGE;
+}
