@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * profd: the profiler daemon. Parses the command line and the config, sets
+ * up the manager on an sd-event loop, connects to the bus and runs until
+ * SIGTERM, when running sessions are stopped early and saved.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "bus-errors.h"
+#include "cleanup.h"
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+
+/* Longest wait for running sessions to be saved after SIGTERM. */
+#define STOP_TIMEOUT_USEC (20ULL * 1000000ULL)
+
+typedef enum BusKind {
+	BUS_SYSTEM,
+	BUS_USER,
+	BUS_ADDRESS,
+} BusKind;
+
+typedef struct Arguments {
+	BusKind bus;
+	const char *address;
+	const char *state_dir;
+	const char *config;
+	bool debug;
+} Arguments;
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"Usage: profd [OPTIONS]\n"
+		"\n"
+		"The profd sampling profiler daemon (org.profd.Profiler1).\n"
+		"\n"
+		"  --bus=system|user   connect to the system (default) or the user's bus\n"
+		"  --address=ADDR      connect to the bus at ADDR\n"
+		"  --state-dir=DIR     keep runs and sessions in DIR (default $STATE_DIRECTORY,\n"
+		"                      else " CONFIG_DEFAULT_STATE_DIR ")\n"
+		"  --config=PATH       read PATH instead of " CONFIG_DEFAULT_PATH "\n"
+		"  --debug             log debug messages\n"
+		"  -h, --help          show this help\n"
+		"      --version       show the version\n");
+}
+
+/* 0 to go on, 1 to exit successfully, -EINVAL on a usage error */
+static int parse_arguments(int argc, char **argv, Arguments *args)
+{
+	enum { ARG_BUS = 0x100, ARG_ADDRESS, ARG_STATE_DIR, ARG_CONFIG, ARG_DEBUG, ARG_VERSION };
+	static const struct option options[] = {
+		{ "bus", required_argument, NULL, ARG_BUS },
+		{ "address", required_argument, NULL, ARG_ADDRESS },
+		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
+		{ "config", required_argument, NULL, ARG_CONFIG },
+		{ "debug", no_argument, NULL, ARG_DEBUG },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+		switch (c) {
+		case ARG_BUS:
+			if (strcmp(optarg, "system") == 0)
+				args->bus = BUS_SYSTEM;
+			else if (strcmp(optarg, "user") == 0)
+				args->bus = BUS_USER;
+			else {
+				fprintf(stderr, "profd: unknown bus '%s' (system or user)\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_ADDRESS:
+			args->bus = BUS_ADDRESS;
+			args->address = optarg;
+			break;
+		case ARG_STATE_DIR:
+			args->state_dir = optarg;
+			break;
+		case ARG_CONFIG:
+			args->config = optarg;
+			break;
+		case ARG_DEBUG:
+			args->debug = true;
+			break;
+		case 'h':
+			help(stdout);
+			return 1;
+		case ARG_VERSION:
+			printf("profd %s\n", PROFD_VERSION);
+			return 1;
+		default:
+			return -EINVAL;
+		}
+	if (optind < argc) {
+		fprintf(stderr, "profd: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int load_config(const Arguments *args, Config *config)
+{
+	const char *path = args->config ?: CONFIG_DEFAULT_PATH;
+	_cleanup_free_ char *key = NULL;
+	unsigned line = 0;
+	int r;
+
+	r = config_load(config, path, args->config != NULL, &line, &key);
+	if (r == -ENOKEY)
+		return log_error_errno(r, "%s:%u: unknown key '%s'", path, line, key);
+	if (r == -ERANGE)
+		return log_error_errno(r, "%s:%u: value of '%s' is out of range", path, line, key);
+	if (r == -EINVAL)
+		return log_error_errno(r, "%s:%u: expected Key=Value, got '%s'", path, line, key);
+	if (r < 0)
+		return log_error_errno(r, "cannot read config '%s': %s", path, strerror(-r));
+	if (args->state_dir) {
+		free(config->state_dir);
+		config->state_dir = strdup(args->state_dir);
+		if (!config->state_dir)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int connect_bus(const Arguments *args, sd_bus **ret)
+{
+	sd_bus *bus = NULL;
+	int r;
+
+	switch (args->bus) {
+	case BUS_SYSTEM:
+		r = sd_bus_open_system(&bus);
+		break;
+	case BUS_USER:
+		r = sd_bus_open_user(&bus);
+		break;
+	default:
+		r = sd_bus_new(&bus);
+		if (r >= 0)
+			r = sd_bus_set_address(bus, args->address);
+		if (r >= 0)
+			r = sd_bus_set_bus_client(bus, true);
+		if (r >= 0)
+			r = sd_bus_start(bus);
+		break;
+	}
+	if (r < 0) {
+		sd_bus_unref(bus);
+		return r;
+	}
+	/* without a bus nobody can reach us: exit (running sessions are interrupted) */
+	r = sd_bus_set_exit_on_disconnect(bus, true);
+	if (r < 0) {
+		sd_bus_unref(bus);
+		return r;
+	}
+	*ret = bus;
+	return 0;
+}
+
+static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	log_warning("sessions did not finish within %llu s of SIGTERM; exiting",
+		    STOP_TIMEOUT_USEC / 1000000ULL);
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	Manager *m = userdata;
+	sd_event *e = sd_event_source_get_event(s);
+	uint64_t now = 0;
+
+	if (!m->stopping) {
+		sd_event_now(e, CLOCK_MONOTONIC, &now);
+		sd_event_add_time(e, NULL, CLOCK_MONOTONIC, now + STOP_TIMEOUT_USEC, 0,
+				  on_stop_timeout, NULL);
+	}
+	manager_begin_stop(m);
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	_cleanup_(manager_freep) Manager *m = NULL;
+	Arguments args = {};
+	Config config;
+	sd_event *event = NULL;
+	sd_bus *bus = NULL;
+	sigset_t mask;
+	int r;
+
+	r = parse_arguments(argc, argv, &args);
+	if (r != 0)
+		return r < 0 ? 2 : 0;
+	if (args.debug)
+		log_set_max_level(LOG_DEBUG);
+
+	config_init(&config);
+	r = load_config(&args, &config);
+	if (r < 0) {
+		config_done(&config);
+		return 1;
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a client closing its export pipe is an error, not a death */
+
+	r = sd_event_default(&event);
+	if (r < 0) {
+		config_done(&config);
+		log_error("cannot create the event loop: %s", strerror(-r));
+		return 1;
+	}
+	r = manager_new(event, &config, &m);
+	sd_event_unref(event); /* the manager holds it */
+	config_done(&config);
+	if (r < 0)
+		return 1;
+	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
+	if (r >= 0)
+		r = sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m);
+	if (r < 0) {
+		log_error("cannot watch signals: %s", strerror(-r));
+		return 1;
+	}
+
+	r = bus_errors_register();
+	if (r >= 0)
+		r = connect_bus(&args, &bus);
+	if (r < 0) {
+		log_error("cannot connect to the %s bus%s%s: %s",
+			  args.bus == BUS_USER ? "user" : args.bus == BUS_SYSTEM ? "system" : "",
+			  args.address ? " at " : "", args.address ?: "", strerror(-r));
+		return 1;
+	}
+	r = manager_connect_bus(m, bus);
+	sd_bus_unref(bus); /* the manager holds it */
+	if (r < 0) {
+		log_error("cannot register %s on the bus: %s", PROFD_BUS_NAME, strerror(-r));
+		return 1;
+	}
+
+	log_info("profd %s ready; state in '%s'", PROFD_VERSION, m->state_dir);
+	sd_notify(false, "READY=1");
+	manager_update_status(m);
+
+	r = sd_event_loop(m->event);
+	if (r < 0) {
+		log_error("event loop failed: %s", strerror(-r));
+		return 1;
+	}
+	log_info("profd exiting");
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	return run(argc, argv);
+}
