@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "dwarf-unwind.h"
+
+#include <asm/perf_regs.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+
+/* DWARF register numbers of x86-64 (SysV psABI) and where perf puts them. */
+static const unsigned dwarf_to_perf_reg[] = {
+	PERF_REG_X86_AX, PERF_REG_X86_DX, PERF_REG_X86_CX, PERF_REG_X86_BX,
+	PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
+	PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
+	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+	PERF_REG_X86_IP,
+};
+
+#define DWARF_REG_SP 7
+
+/* Addresses above the copied stack but this close to SP are stack the copy missed. */
+#define STACK_REGION_MAX (64U << 20)
+
+typedef struct UnwindWalk {
+	uint64_t *pcs;
+	size_t n, max;
+	uint64_t last_pc, last_sp;
+	bool looped;
+} UnwindWalk;
+
+struct Unwinder {
+	AddressSpace *space;
+	Elf *arch_elf; /* tells libdwfl the architecture; must live as long as the Dwfl */
+	Elf64_Ehdr arch_ehdr;
+	bool attached;
+
+	/* the sample being unwound, read by the callbacks */
+	const PerfSample *sample;
+	uint64_t sp;
+	bool stack_exhausted;
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	/* dwfl_getthread_frames() uses get_thread(); there is nothing to enumerate */
+	return 0;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	Unwinder *u = arg;
+
+	*thread_argp = u;
+	return u->sample && (pid_t)u->sample->tid == tid;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	Unwinder *u = arg;
+	const PerfSample *s = u->sample;
+
+	if (addr & 7 || addr < 4096)
+		return false;
+	if (addr >= u->sp && addr - u->sp + 8 <= s->stack_dyn_size) {
+		memcpy(result, s->stack + (addr - u->sp), 8);
+		return true;
+	}
+	if (addr >= u->sp && addr - u->sp < STACK_REGION_MAX) {
+		u->stack_exhausted = true;
+		return false;
+	}
+	return address_space_read_word(u->space, addr, result);
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	Unwinder *u = arg;
+	uint64_t v;
+
+	for (unsigned i = 0; i < ELEMENTSOF(dwarf_to_perf_reg); i++) {
+		Dwarf_Word w;
+
+		if (perf_sample_get_reg(u->sample, dwarf_to_perf_reg[i], &v) < 0)
+			continue;
+		w = v;
+		if (!dwfl_thread_state_registers(thread, (int)i, 1, &w))
+			return false;
+	}
+	if (perf_sample_get_reg(u->sample, PERF_REG_X86_IP, &v) < 0)
+		return false;
+	dwfl_thread_state_register_pc(thread, v);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+Unwinder *unwinder_free(Unwinder *u)
+{
+	if (!u)
+		return NULL;
+	if (u->arch_elf)
+		elf_end(u->arch_elf);
+	free(u);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Unwinder *, unwinder_free);
+
+int unwinder_new(AddressSpace *space, Unwinder **ret)
+{
+	_cleanup_(unwinder_freep) Unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	u->space = space;
+	/* a bare x86-64 ELF header is all libdwfl needs to pick its unwinder backend */
+	memcpy(u->arch_ehdr.e_ident, ELFMAG, SELFMAG);
+	u->arch_ehdr.e_ident[EI_CLASS] = ELFCLASS64;
+	u->arch_ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+	u->arch_ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+	u->arch_ehdr.e_type = ET_CORE;
+	u->arch_ehdr.e_machine = EM_X86_64;
+	u->arch_ehdr.e_version = EV_CURRENT;
+	u->arch_ehdr.e_ehsize = sizeof(Elf64_Ehdr);
+	elf_version(EV_CURRENT);
+	u->arch_elf = elf_memory((char *)&u->arch_ehdr, sizeof(u->arch_ehdr));
+	if (!u->arch_elf)
+		return -ENOMEM;
+	*ret = TAKE_PTR(u);
+	return 0;
+}
+
+static int frame_callback(Dwfl_Frame *state, void *arg)
+{
+	UnwindWalk *w = arg;
+	Dwarf_Addr pc, sp = 0;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	dwfl_frame_reg(state, DWARF_REG_SP, &sp);
+	/* same pc and sp again: the CFI leads nowhere */
+	if (w->n > 0 && pc == w->last_pc && sp == w->last_sp) {
+		w->looped = true;
+		return DWARF_CB_ABORT;
+	}
+	w->last_pc = pc;
+	w->last_sp = sp;
+	if (pc == 0)
+		return DWARF_CB_ABORT;
+	w->pcs[w->n++] = activation ? pc : pc - 1;
+	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int unwind_sample(Unwinder *u, const PerfSample *sample, uint64_t *pcs, size_t max,
+		  bool *ret_truncated)
+{
+	Dwfl *dwfl = address_space_get_dwfl(u->space);
+	UnwindWalk w = { .pcs = pcs, .max = max };
+	int r;
+
+	if (max == 0 || sample->n_regs == 0 || perf_sample_get_reg(sample, PERF_REG_X86_SP, &u->sp) < 0)
+		return 0;
+	if (!u->attached) {
+		if (!dwfl_attach_state(dwfl, u->arch_elf, (pid_t)sample->pid, &thread_callbacks, u))
+			return -EINVAL;
+		u->attached = true;
+	}
+	u->sample = sample;
+	u->stack_exhausted = false;
+	r = dwfl_getthread_frames(dwfl, (pid_t)sample->tid, frame_callback, &w);
+	u->sample = NULL;
+	/* 0: the outermost frame says its return address is undefined (_start, clone) */
+	*ret_truncated = r != 0 || w.looped || u->stack_exhausted;
+	return (int)w.n;
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "kernel-symbols.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "profile.h"
+
+typedef struct KernelSymbol {
+	uint64_t addr;
+	uint32_t name;   /* offset into names */
+	uint32_t module; /* offset into names */
+} KernelSymbol;
+
+struct KernelSymbols {
+	KernelSymbol *symbols;
+	size_t n_symbols, allocated;
+	char *names; /* NUL-separated; offset 0 is PROFILE_KERNEL_MODULE */
+	size_t names_size, names_allocated;
+	uint32_t last_module; /* consecutive symbols share their module string */
+};
+
+/* Symbols this far past the last one are not kernel text any more. */
+#define KERNEL_SYMBOL_MAX_SIZE (1U << 20)
+
+static int names_add(KernelSymbols *k, const char *s, size_t len, uint32_t *ret)
+{
+	if (k->names_size + len + 1 > k->names_allocated) {
+		size_t n = k->names_allocated ? k->names_allocated * 2 : 1 << 20;
+		char *a;
+
+		while (n < k->names_size + len + 1)
+			n *= 2;
+		if (n > UINT32_MAX)
+			return -E2BIG;
+		a = realloc(k->names, n);
+		if (!a)
+			return -ENOMEM;
+		k->names = a;
+		k->names_allocated = n;
+	}
+	memcpy(k->names + k->names_size, s, len);
+	k->names[k->names_size + len] = '\0';
+	*ret = (uint32_t)k->names_size;
+	k->names_size += len + 1;
+	return 0;
+}
+
+static bool is_text_type(char t)
+{
+	/* text, weak and (for some module stubs) unknown-section symbols */
+	return strchr("tTwWiI", t) != NULL;
+}
+
+/* "ffffffff81000000 T _stext" or "ffffffffc0a00000 t fn\t[module]" */
+static int add_line(KernelSymbols *k, char *line)
+{
+	char *name, *module, *end;
+	uint32_t name_off, module_off = 0;
+	uint64_t addr;
+	int r;
+
+	addr = strtoull(line, &end, 16);
+	if (end == line || end[0] != ' ' || !is_text_type(end[1]) || end[2] != ' ')
+		return 0;
+	name = end + 3;
+	name[strcspn(name, "\n")] = '\0';
+	module = strchr(name, '\t');
+	if (module) {
+		*module++ = '\0';
+		if (k->last_module && strcmp(k->names + k->last_module, module) == 0)
+			module_off = k->last_module;
+		else {
+			r = names_add(k, module, strlen(module), &module_off);
+			if (r < 0)
+				return r;
+			k->last_module = module_off;
+		}
+	}
+	r = names_add(k, name, strlen(name), &name_off);
+	if (r < 0)
+		return r;
+	if (k->n_symbols == k->allocated) {
+		size_t n = k->allocated ? k->allocated * 2 : 65536;
+		KernelSymbol *a = reallocarray(k->symbols, n, sizeof(KernelSymbol));
+
+		if (!a)
+			return -ENOMEM;
+		k->symbols = a;
+		k->allocated = n;
+	}
+	k->symbols[k->n_symbols++] = (KernelSymbol){ addr, name_off, module_off };
+	return 0;
+}
+
+static int symbol_compare(const void *a, const void *b)
+{
+	const KernelSymbol *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+KernelSymbols *kernel_symbols_free(KernelSymbols *k)
+{
+	if (!k)
+		return NULL;
+	free(k->symbols);
+	free(k->names);
+	free(k);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(KernelSymbols *, kernel_symbols_free);
+
+int kernel_symbols_load(const char *path, KernelSymbols **ret)
+{
+	_cleanup_(kernel_symbols_freep) KernelSymbols *k = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t line_size = 0;
+	uint32_t off;
+	int r;
+
+	f = fopen(path ?: "/proc/kallsyms", "re");
+	if (!f)
+		return negative_errno();
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	r = names_add(k, PROFILE_KERNEL_MODULE, strlen(PROFILE_KERNEL_MODULE), &off);
+	if (r < 0)
+		return r;
+	while (getline(&line, &line_size, f) >= 0) {
+		r = add_line(k, line);
+		if (r < 0)
+			return r;
+	}
+	if (ferror(f))
+		return -EIO;
+	qsort(k->symbols, k->n_symbols, sizeof(KernelSymbol), symbol_compare);
+	/* kptr_restrict shows every address as 0: nothing can be named */
+	if (k->n_symbols == 0 || k->symbols[k->n_symbols - 1].addr == 0)
+		return -ENODATA;
+	*ret = TAKE_PTR(k);
+	return 0;
+}
+
+int kernel_symbols_lookup(const KernelSymbols *k, uint64_t addr, const char **ret_name,
+			  const char **ret_module, uint64_t *ret_start)
+{
+	size_t lo = 0, hi = k->n_symbols;
+	const KernelSymbol *s;
+
+	/* find the last symbol with s->addr <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->symbols[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -ENOENT;
+	s = &k->symbols[lo - 1];
+	if (s->addr == 0 || (lo == k->n_symbols && addr - s->addr >= KERNEL_SYMBOL_MAX_SIZE))
+		return -ENOENT;
+	if (ret_name)
+		*ret_name = k->names + s->name;
+	if (ret_module)
+		*ret_module = k->names + s->module;
+	if (ret_start)
+		*ret_start = s->addr;
+	return 0;
+}
+
+size_t kernel_symbols_count(const KernelSymbols *k)
+{
+	return k->n_symbols;
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "demangle.h"
+
+typedef struct FrameBuilder {
+	SymbolFrame frames[SYMBOLIZE_MAX_INLINE];
+	char *owned[SYMBOLIZE_MAX_INLINE]; /* demangled names to free once stored */
+	size_t n;
+} FrameBuilder;
+
+static void frame_builder_done(FrameBuilder *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->owned[i]);
+}
+
+/* Take 'name', demangled when it is a C++ symbol. */
+static void frame_builder_add(FrameBuilder *b, const char *name, const char *file, uint32_t line,
+			      bool inlined)
+{
+	char *demangled;
+
+	if (b->n >= SYMBOLIZE_MAX_INLINE)
+		return;
+	demangled = symbol_demangle(name);
+	b->owned[b->n] = demangled;
+	b->frames[b->n++] = (SymbolFrame){
+		.function = demangled ?: name,
+		.file = file,
+		.line = line,
+		.inlined = inlined,
+	};
+}
+
+/* The linkage name when there is one (C++), else the plain name; follows abstract origins. */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name;
+}
+
+/* Where an inlined subroutine was called from: its DW_AT_call_file/line. */
+static void die_call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, const char **ret_file,
+			  uint32_t *ret_line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file_idx = 0, line = 0;
+	Dwarf_Files *files;
+	size_t n_files;
+
+	*ret_file = NULL;
+	*ret_line = 0;
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &line) == 0)
+		*ret_line = (uint32_t)line;
+	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &file_idx) == 0 &&
+	    dwarf_getsrcfiles(cudie, &files, &n_files) == 0 && file_idx < n_files)
+		*ret_file = dwarf_filesrc(files, file_idx, NULL, NULL);
+}
+
+static bool is_function(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+}
+
+/* The innermost function-like DIE among 'scopes' from index 'from' on, or -1. */
+static int first_function(Dwarf_Die *scopes, int n, int from)
+{
+	for (int i = from; i < n; i++)
+		if (is_function(&scopes[i]))
+			return i;
+	return -1;
+}
+
+/*
+ * The frames at 'addr', innermost first: each DW_TAG_inlined_subroutine is an
+ * inlined frame named after its abstract origin; the subprogram holding them
+ * is the real frame. The innermost frame's line comes from the line table,
+ * each outer one's from the call site of the frame inside it. The concrete
+ * parent of an inlined subroutine is looked up with dwarf_getscopes_die()
+ * (dwarf_getscopes() follows the abstract origin instead).
+ */
+static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, uint64_t addr, const char *symbol)
+{
+	_cleanup_free_ Dwarf_Die *scopes = NULL;
+	Dwarf_Die die, *cudie;
+	const char *file = NULL;
+	Dwarf_Addr bias;
+	Dwfl_Line *line;
+	uint32_t lineno = 0;
+	int n, i, l = 0;
+
+	line = dwfl_module_getsrc(mod, addr);
+	if (line && (file = dwfl_lineinfo(line, NULL, &l, NULL, NULL, NULL)) && l > 0)
+		lineno = (uint32_t)l;
+	cudie = dwfl_module_addrdie(mod, addr, &bias);
+	n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : -1;
+	i = n > 0 ? first_function(scopes, n, 0) : -1;
+	if (i < 0) {
+		/* no DWARF for this code: the symbol alone */
+		if (symbol)
+			frame_builder_add(b, symbol, file, lineno, false);
+		return;
+	}
+	die = scopes[i];
+	while (b->n < SYMBOLIZE_MAX_INLINE) {
+		_cleanup_free_ Dwarf_Die *parents = NULL;
+		const char *name = die_function_name(&die);
+		int m, j;
+
+		if (dwarf_tag(&die) == DW_TAG_subprogram) {
+			frame_builder_add(b, name ?: symbol ?: "[unknown]", file, lineno, false);
+			return;
+		}
+		frame_builder_add(b, name ?: "[unknown]", file, lineno, true);
+		die_call_site(cudie, &die, &file, &lineno);
+		m = dwarf_getscopes_die(&die, &parents);
+		j = m > 1 ? first_function(parents, m, 1) : -1;
+		if (j < 0)
+			break;
+		die = parents[j];
+	}
+	/* the chain broke off: the symbol still names the real function */
+	if (symbol)
+		frame_builder_add(b, symbol, file, lineno, false);
+}
+
+int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, const ModuleInfo *info, uint64_t addr,
+		      const SymbolFrame **ret_frames, size_t *ret_n)
+{
+	uint64_t rel = addr - info->bias;
+	_cleanup_free_ char *unversioned = NULL;
+	FrameBuilder b = {};
+	const char *symbol, *version;
+	GElf_Off offset;
+	GElf_Sym sym;
+	int r;
+
+	if (symbol_cache_lookup(cache, info->key, rel, ret_frames, ret_n))
+		return 0;
+	symbol = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	/* "memcpy@@GLIBC_2.14": the version is not part of the name, as in perf */
+	if (symbol && (version = strchr(symbol, '@'))) {
+		unversioned = strndup(symbol, (size_t)(version - symbol));
+		if (!unversioned)
+			return -ENOMEM;
+		symbol = unversioned;
+	}
+	add_dwarf_frames(&b, mod, addr, symbol);
+	if (b.n == 0)
+		return -ENOENT;
+	r = symbol_cache_insert(cache, info->key, rel, b.frames, b.n, ret_frames);
+	if (r >= 0)
+		*ret_n = b.n;
+	frame_builder_done(&b);
+	return r < 0 ? r : 0;
+}

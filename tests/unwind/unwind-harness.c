@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "unwind-harness.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "sampling-session.h"
+
+void harness_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("FAIL: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_FAILURE);
+}
+
+int harness_spawn(char *const argv[], pid_t *ret)
+{
+	char self[PATH_MAX], link[64], exe[PATH_MAX];
+	ssize_t n;
+	pid_t pid;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	/* the address space to profile is the workload's, not a copy of ours */
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 2000; i++) {
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strcmp(exe, self) != 0)
+				break;
+		}
+		usleep(1000);
+	}
+	/* and past the dynamic loader, so its libraries are mapped */
+	usleep(20000);
+	*ret = pid;
+	return 0;
+}
+
+void harness_reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+}
+
+int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
+{
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	_cleanup_(stack_resolver_freep) StackResolver *resolver = NULL;
+	StackResolverOptions ro = run->resolver;
+	SamplingOptions so = {
+		.hz = run->hz ?: 999,
+		.duration_nanos = (uint64_t)(run->seconds * 1e9),
+		.backend = run->backend,
+		.exclude_kernel = !run->kernel,
+		.stack_bytes = run->stack_bytes,
+	};
+	SamplingMetrics m;
+	int r;
+
+	r = stack_unwind_mode_from_backend(run->backend, &ro.mode);
+	if (r < 0)
+		return r;
+	ro.kernel = run->kernel;
+	r = stack_resolver_new(&ro, &resolver);
+	if (r < 0)
+		return r;
+	so.resolve = stack_resolver_resolve;
+	so.resolve_userdata = resolver;
+	r = sampling_session_new(pid, &so, &s);
+	if (r < 0)
+		return r;
+	r = sampling_session_run(s);
+	if (r < 0)
+		return r;
+	sampling_session_get_metrics(s, &m);
+	if (getenv("UNWIND_TEST_VERBOSE"))
+		fprintf(stderr, "session: hz %u, %.2f s, %" PRIu64 " captured, %" PRIu64 " dropped, %" PRIu64 " lost records, %" PRIu64 " throttled, end %s\n",
+			m.hz, m.duration_nanos / 1e9, m.samples_captured, m.samples_dropped, m.lost_records, m.throttle_events, m.end_reason);
+	*ret = (HarnessResult){
+		.truncated = m.truncated_stacks,
+		.unwind_failures = m.unwind_failures,
+		.dropped = m.samples_dropped,
+	};
+	snprintf(ret->cache_state, sizeof(ret->cache_state), "%s", stack_resolver_cache_state(resolver));
+	ret->profile = sampling_session_steal_profile(s);
+	return ret->profile ? 0 : -ENOMEM;
+}
+
+void harness_result_done(HarnessResult *r)
+{
+	r->profile = profile_free(r->profile);
+}
+
+size_t harness_stack_frames(const Profile *p, uint32_t leaf, const ProfileFrame **frames, size_t max)
+{
+	size_t n = 0;
+
+	for (uint32_t node = leaf; node != PROFILE_NONE && n < max; node = p->stacks[node].parent)
+		frames[n++] = &p->frames[p->stacks[node].frame];
+	return n;
+}
+
+const char *harness_frame_name(const Profile *p, const ProfileFrame *f)
+{
+	return profile_string(p, f->function) ?: "(null)";
+}
+
+bool harness_stack_has(const Profile *p, uint32_t leaf, const char *name)
+{
+	for (uint32_t node = leaf; node != PROFILE_NONE; node = p->stacks[node].parent)
+		if (strcmp(harness_frame_name(p, &p->frames[p->stacks[node].frame]), name) == 0)
+			return true;
+	return false;
+}
+
+const char *harness_self_function(const Profile *p, uint32_t leaf)
+{
+	for (uint32_t node = leaf; node != PROFILE_NONE; node = p->stacks[node].parent) {
+		const ProfileFrame *f = &p->frames[p->stacks[node].frame];
+
+		if (!f->inlined && !f->kernel)
+			return harness_frame_name(p, f);
+	}
+	return NULL;
+}
