@@ -12,6 +12,7 @@ static const struct {
 	ProfctlVerb run;
 	const char *summary;
 } verbs[] = {
+	{ "record", verb_record, "sample a process and write its profile" },
 	{ "sessions", verb_sessions, "list sessions" },
 	{ "status", verb_status, "show a session's state and counters" },
 	{ "stop", verb_stop, "stop a session early" },

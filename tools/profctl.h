@@ -30,6 +30,7 @@ typedef struct ProfctlContext {
 typedef int (*ProfctlVerb)(const ProfctlContext *ctx, int argc, char **argv);
 
 /* verbs, one declaration per verb group file */
+int verb_record(const ProfctlContext *ctx, int argc, char **argv);
 int verb_sessions(const ProfctlContext *ctx, int argc, char **argv);
 int verb_status(const ProfctlContext *ctx, int argc, char **argv);
 int verb_stop(const ProfctlContext *ctx, int argc, char **argv);

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* profctl record: sample a process and write its profile or metrics. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "export.h"
+#include "profctl.h"
+#include "sampling-session.h"
+
+typedef struct RecordArgs {
+	pid_t pid;
+	SamplingOptions options;
+	const char *output;  /* NULL: stdout */
+	ExportFormat format;
+} RecordArgs;
+
+/* The session Ctrl-C stops; set only while sampling runs. */
+static SamplingSession *volatile interrupt_target;
+
+static void on_interrupt(int sig)
+{
+	SamplingSession *s = interrupt_target;
+
+	/* sampling_session_stop() only write()s an eventfd: async-signal-safe */
+	if (s)
+		sampling_session_stop(s);
+}
+
+static void record_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: profctl [--local] record -p PID [OPTIONS]\n"
+		"\n"
+		"Sample a process and write its profile.\n"
+		"\n"
+		"  -p, --pid=PID          process to profile\n"
+		"  -F, --freq=HZ          samples per second per thread (default 99, at most 10000)\n"
+		"  -d, --duration=SECONDS how long to sample (default 10; the ceiling is 60)\n"
+		"      --backend=NAME     perf-dwarf (default), perf-fp, auto\n"
+		"      --event=NAME       cpu-clock (default), task-clock, cycles\n"
+		"      --stack-bytes=N    user stack copied per sample in perf-dwarf (default 16384)\n"
+		"      --no-kernel        leave kernel frames out\n"
+		"  -f, --format=FORMAT    folded, pprof, firefox, speedscope, svg, metrics\n"
+		"  -o, --output=FILE      write here (default: stdout); the name picks the format\n"
+		"      --local            sample in-process, without the daemon\n"
+		"  -h, --help             show this help\n"
+		"\n"
+		"Ctrl-C ends sampling early and still writes the output.\n");
+}
+
+static int parse_u32(const char *s, uint32_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > UINT32_MAX)
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int parse_seconds(const char *s, uint64_t *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e9)
+		return -EINVAL;
+	*ret = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+/* Returns 0, or an exit status. */
+static int parse_args(int argc, char **argv, bool *local, RecordArgs *a)
+{
+	enum { ARG_BACKEND = 0x100, ARG_EVENT, ARG_STACK_BYTES, ARG_NO_KERNEL, ARG_LOCAL };
+	static const struct option options[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "backend", required_argument, NULL, ARG_BACKEND },
+		{ "event", required_argument, NULL, ARG_EVENT },
+		{ "stack-bytes", required_argument, NULL, ARG_STACK_BYTES },
+		{ "no-kernel", no_argument, NULL, ARG_NO_KERNEL },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "local", no_argument, NULL, ARG_LOCAL },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *format = NULL;
+	uint32_t pid = 0;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:F:d:f:o:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'p':
+			if (parse_u32(optarg, &pid) < 0 || pid == 0 || pid > INT32_MAX) {
+				fprintf(stderr, "profctl record: invalid pid '%s'\n", optarg);
+				return PROFCTL_EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			if (parse_u32(optarg, &a->options.hz) < 0 || a->options.hz == 0) {
+				fprintf(stderr, "profctl record: invalid frequency '%s'\n", optarg);
+				return PROFCTL_EXIT_USAGE;
+			}
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &a->options.duration_nanos) < 0) {
+				fprintf(stderr, "profctl record: invalid duration '%s'\n", optarg);
+				return PROFCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_BACKEND:
+			a->options.backend = optarg;
+			break;
+		case ARG_EVENT:
+			a->options.event = optarg;
+			break;
+		case ARG_STACK_BYTES:
+			if (parse_u32(optarg, &a->options.stack_bytes) < 0 || a->options.stack_bytes == 0 ||
+			    a->options.stack_bytes > SAMPLING_MAX_STACK_BYTES) {
+				fprintf(stderr, "profctl record: invalid stack size '%s' (1..%u)\n", optarg,
+					SAMPLING_MAX_STACK_BYTES);
+				return PROFCTL_EXIT_USAGE;
+			}
+			break;
+		case ARG_NO_KERNEL:
+			a->options.exclude_kernel = true;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case ARG_LOCAL:
+			*local = true;
+			break;
+		case 'h':
+			record_help(stdout);
+			return -1;
+		default:
+			return PROFCTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "profctl record: unexpected argument '%s'\n", argv[optind]);
+		return PROFCTL_EXIT_USAGE;
+	}
+	if (pid == 0) {
+		fprintf(stderr, "profctl record: no process given; use -p PID\n");
+		return PROFCTL_EXIT_USAGE;
+	}
+	a->pid = (pid_t)pid;
+
+	if (format) {
+		if (export_format_from_string(format, &a->format) < 0) {
+			fprintf(stderr, "profctl record: unknown format '%s'\n", format);
+			return PROFCTL_EXIT_USAGE;
+		}
+	} else if (a->output) {
+		if (export_format_from_filename(a->output, &a->format) < 0) {
+			fprintf(stderr,
+				"profctl record: cannot tell the format from the name '%s'; use -f\n",
+				a->output);
+			return PROFCTL_EXIT_USAGE;
+		}
+	} else
+		a->format = EXPORT_FOLDED;
+	return 0;
+}
+
+static void print_session_error(const RecordArgs *a, int r)
+{
+	if (r == -EOPNOTSUPP && a->options.backend && sampling_backend_check(a->options.backend) < 0)
+		fprintf(stderr, "profctl record: backend '%s' is not supported yet\n",
+			a->options.backend);
+	else if (r == -EOPNOTSUPP)
+		fprintf(stderr, "profctl record: event '%s' is not supported here (no hardware PMU?)\n",
+			a->options.event ? a->options.event : "cpu-clock");
+	else if (r == -EINVAL && a->options.backend && sampling_backend_check(a->options.backend) < 0)
+		fprintf(stderr, "profctl record: unknown backend '%s'\n", a->options.backend);
+	else if (r == -EINVAL && sampling_event_check(a->options.event) < 0)
+		fprintf(stderr, "profctl record: unknown event '%s'\n", a->options.event);
+	else
+		fprintf(stderr, "profctl record: cannot profile pid %d: %s\n", (int)a->pid, strerror(-r));
+}
+
+static void print_progress(SamplingSession *s, bool final)
+{
+	SamplingMetrics m;
+
+	sampling_session_get_metrics(s, &m);
+	fprintf(stderr, "\r%.1f s, %" PRIu64 " samples, %" PRIu64 " dropped%s", m.duration_nanos / 1e9,
+		m.samples_captured, m.samples_dropped, final ? "\n" : "");
+}
+
+/* sampling_session_run(), with live progress on a terminal. */
+static int run_session(SamplingSession *s)
+{
+	bool progress = isatty(STDERR_FILENO);
+	uint64_t last = 0;
+	int r;
+
+	r = sampling_session_start(s);
+	if (r < 0)
+		return r;
+	while ((r = sampling_session_process(s)) > 0) {
+		struct epoll_event ev[8];
+		struct timespec now;
+		uint64_t t;
+
+		if (epoll_wait(sampling_session_get_fd(s), ev, ELEMENTSOF(ev), progress ? 250 : -1) < 0 &&
+		    errno != EINTR)
+			return -errno;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		t = (uint64_t)now.tv_sec * 4 + (uint64_t)now.tv_nsec / 250000000;
+		if (progress && t != last) {
+			print_progress(s, false);
+			last = t;
+		}
+	}
+	if (progress)
+		print_progress(s, true);
+	return r;
+}
+
+static int write_output(SamplingSession *s, const RecordArgs *a, FILE *out)
+{
+	_cleanup_free_ char *json = NULL;
+	SamplingMetrics m;
+	int r;
+
+	switch (a->format) {
+	case EXPORT_METRICS:
+		sampling_session_get_metrics(s, &m);
+		r = sampling_metrics_format_json(&m, &json);
+		if (r < 0)
+			return r;
+		return fputs(json, out) < 0 ? -EIO : 0;
+	case EXPORT_RECORD:
+		/* the session's keyhog-profile-v1 record is built by the daemon's run bookkeeping */
+		return -EOPNOTSUPP;
+	default:
+		return export_profile(sampling_session_get_profile(s), a->format, out);
+	}
+}
+
+static int record_local(const RecordArgs *a)
+{
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	struct sigaction sa = { .sa_handler = on_interrupt }, old_int, old_term;
+	FILE *out = stdout;
+	int r, k;
+
+	r = sampling_session_new(a->pid, &a->options, &s);
+	if (r < 0) {
+		print_session_error(a, r);
+		return PROFCTL_EXIT_FAILURE;
+	}
+	/* open the output first: a bad path should fail before sampling, not after */
+	if (a->output) {
+		f = fopen(a->output, "we");
+		if (!f) {
+			fprintf(stderr, "profctl record: cannot open '%s': %s\n", a->output,
+				strerror(errno));
+			return PROFCTL_EXIT_FAILURE;
+		}
+		out = f;
+	}
+
+	interrupt_target = s;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	r = run_session(s);
+	interrupt_target = NULL;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (r < 0) {
+		/* the partial profile is still written: it covers what was sampled */
+		fprintf(stderr, "profctl record: sampling pid %d failed: %s\n", (int)a->pid,
+			strerror(-r));
+	}
+
+	k = write_output(s, a, out);
+	if (k >= 0 && fflush(out) != 0)
+		k = -errno;
+	if (k == -EOPNOTSUPP) {
+		fprintf(stderr, "profctl record: format '%s' is not available with --local\n",
+			export_format_to_string(a->format));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	if (k < 0) {
+		fprintf(stderr, "profctl record: cannot write '%s': %s\n",
+			a->output ? a->output : "stdout", strerror(-k));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	return r < 0 ? PROFCTL_EXIT_FAILURE : PROFCTL_EXIT_SUCCESS;
+}
+
+int verb_record(const ProfctlContext *ctx, int argc, char **argv)
+{
+	RecordArgs a = {};
+	bool local = ctx->transport == PROFCTL_LOCAL;
+	int r;
+
+	r = parse_args(argc, argv, &local, &a);
+	if (r < 0)
+		return PROFCTL_EXIT_SUCCESS; /* --help */
+	if (r > 0)
+		return r;
+	if (!local) {
+		/* the D-Bus path (StartSession + ExportToFd) belongs here */
+		fprintf(stderr, "profctl record: recording through profd is not available yet; "
+				"use --local\n");
+		return PROFCTL_EXIT_FAILURE;
+	}
+	return record_local(&a);
+}
