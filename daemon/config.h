@@ -10,7 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define CONFIG_DEFAULT_PATH "/etc/profd/profd.conf"
+/* PROFD_CONFIG_PATH comes from the build: <sysconfdir>/profd/profd.conf, /etc with prefix /usr */
+#define CONFIG_DEFAULT_PATH PROFD_CONFIG_PATH
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/profd"
 
 typedef struct Config {

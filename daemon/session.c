@@ -144,12 +144,15 @@ int session_format_live_metrics(Session *s, char **ret)
 static void session_emit_changed(Session *s)
 {
 	sd_bus *bus = s->manager->bus;
+	int r;
 
 	if (!bus)
 		return;
-	sd_bus_emit_properties_changed(bus, s->path, PROFD_SESSION_INTERFACE, "State", "Hz",
-				       "DurationUSec", "Clamped", "BufferFull", "RunId", "Error",
-				       NULL);
+	/* only properties flagged EMITS_CHANGE may be named here (sd-bus refuses others) */
+	r = sd_bus_emit_properties_changed(bus, s->path, PROFD_SESSION_INTERFACE, "State",
+					       "DurationUSec", "BufferFull", "RunId", "Error", NULL);
+	if (r < 0)
+		log_warning("cannot announce the state of session %s: %s", s->id, strerror(-r));
 }
 
 static void session_resolve_done(void *userdata)
