@@ -90,6 +90,43 @@ static int first_function(Dwarf_Die *scopes, int n, int from)
 }
 
 /*
+ * The compile unit holding 'addr'. libdw 0.188 finds it through
+ * .debug_aranges only, which clang does not emit: then scan the units.
+ */
+static Dwarf_Die *find_cu(Dwfl_Module *mod, uint64_t addr, Dwarf_Addr *ret_bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, ret_bias);
+
+	if (cu)
+		return cu;
+	while ((cu = dwfl_module_nextcu(mod, cu, ret_bias)))
+		if (dwarf_haspc(cu, addr - *ret_bias) > 0)
+			return cu;
+	return NULL;
+}
+
+/* The line table's file:line for 'addr', from libdwfl's index or else from the unit itself. */
+static const char *find_line(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr bias, uint64_t addr,
+			     uint32_t *ret_line)
+{
+	Dwfl_Line *dwfl_line = dwfl_module_getsrc(mod, addr);
+	Dwarf_Line *line;
+	const char *file;
+	int l = 0;
+
+	if (dwfl_line)
+		file = dwfl_lineinfo(dwfl_line, NULL, &l, NULL, NULL, NULL);
+	else if (cu && (line = dwarf_getsrc_die(cu, addr - bias))) {
+		file = dwarf_linesrc(line, NULL, NULL);
+		if (dwarf_lineno(line, &l) < 0)
+			l = 0;
+	} else
+		file = NULL;
+	*ret_line = file && l > 0 ? (uint32_t)l : 0;
+	return file;
+}
+
+/*
  * The frames at 'addr', innermost first: each DW_TAG_inlined_subroutine is an
  * inlined frame named after its abstract origin; the subprogram holding them
  * is the real frame. The innermost frame's line comes from the line table,
@@ -101,16 +138,13 @@ static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, uint64_t addr, c
 {
 	_cleanup_free_ Dwarf_Die *scopes = NULL;
 	Dwarf_Die die, *cudie;
-	const char *file = NULL;
-	Dwarf_Addr bias;
-	Dwfl_Line *line;
-	uint32_t lineno = 0;
-	int n, i, l = 0;
+	Dwarf_Addr bias = 0;
+	const char *file;
+	uint32_t lineno;
+	int n, i;
 
-	line = dwfl_module_getsrc(mod, addr);
-	if (line && (file = dwfl_lineinfo(line, NULL, &l, NULL, NULL, NULL)) && l > 0)
-		lineno = (uint32_t)l;
-	cudie = dwfl_module_addrdie(mod, addr, &bias);
+	cudie = find_cu(mod, addr, &bias);
+	file = find_line(mod, cudie, bias, addr, &lineno);
 	n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : -1;
 	i = n > 0 ? first_function(scopes, n, 0) : -1;
 	if (i < 0) {
