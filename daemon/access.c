@@ -108,11 +108,11 @@ int target_info_read(pid_t pid, TargetInfo *ret)
 		return -ESRCH; /* a zombie, or it exited while we read */
 
 	/*
-	 * The kernel hands /proc/<pid> to root when the process is not
-	 * dumpable (task_dump_owner()), so the owner tells us what prctl
-	 * would, for any process.
+	 * The kernel hands the private files of /proc/<pid> to root when the
+	 * process is not dumpable (task_dump_owner(); /proc/<pid> itself keeps
+	 * the euid), so the owner of "environ" tells what PR_GET_DUMPABLE would.
 	 */
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
 	t.dumpable = st.st_uid == t.euid;

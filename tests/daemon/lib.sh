@@ -99,9 +99,11 @@ bctl() {
 	busctl --address="$BUS" "$@"
 }
 
-# as_nobody CMD...: run a command as uid/gid 65534
+# as_nobody CMD...: run a command as uid/gid 65534 (spawn "${AS_NOBODY[@]}" CMD for a
+# background one, so that its pid is the command's)
+AS_NOBODY=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
 as_nobody() {
-	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"
+	"${AS_NOBODY[@]}" "$@"
 }
 
 mgr() {
