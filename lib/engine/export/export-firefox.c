@@ -6,7 +6,9 @@
  * profile's own stack nodes (root first, parents before children), so frames
  * keep their line. Native frames are written as "name (in module) (file:line)"
  * or "name (in module)", the location syntax the importer parses into a
- * function and a library; categories tell kernel from user code.
+ * function and a library (line breaks in names become spaces, as in folded
+ * stacks, because the importer's patterns are line-bound); categories tell
+ * kernel from user code.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -94,7 +96,13 @@ static void write_location(const Profile *p, const ProfileFrame *frame, FILE *ou
 			     frame->line);
 	else
 		r = asprintf(&location, "%s (in %s)", name, basename_of(p->strings[frame->module]));
-	write_json_string(out, r < 0 ? name : location);
+	if (r < 0)
+		location = NULL;
+	/* the importer parses locations with line-bound patterns */
+	for (char *c = location; c && *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	write_json_string(out, location ? location : name);
 }
 
 static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t, FILE *out)

@@ -109,7 +109,7 @@ static void write_frame(FILE *out, const char *name, const char *module, uint64_
 		fputs_unlocked("\n", out);
 		write_xml_text(out, module);
 	}
-	fprintf(out, "\n%llu samples, %.2f%%</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+	fprintf(out, "\n%llu samples, %.2f%%</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 		     "height=\"%.1f\" fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">",
 		(unsigned long long)count, total ? 100.0 * count / total : 0.0, x, y, w,
 		FRAME_HEIGHT - 1, fill, x + 3, y + FRAME_HEIGHT - 4.5);

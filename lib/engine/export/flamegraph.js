@@ -17,7 +17,7 @@ var FG = (function () {
 	}
 	function hide(f) { f.g.style.display = "none"; }
 	function zoom(target) {
-		var x0 = target.x, w0 = target.w, scale = (width - 2 * pad) / w0, eps = 0.0001;
+		var x0 = target.x, w0 = target.w, scale = (width - 2 * pad) / w0, eps = 0.011;
 		zoomed = target;
 		frames.forEach(function (f) {
 			f.g.style.opacity = "";

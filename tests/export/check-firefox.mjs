@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The Firefox export: its tables' indices are sound (the profiler's importer is
+// lax about them), its stacks merged over threads are the folding's, and the
+// profiler's own import code (profiler-cli) loads it, lists every thread and
+// builds call trees that match the file's per-thread folding.
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, requireModules, run } from "./reader-common.mjs";
+
+const modules = requireModules();
+const cli = join(modules, "@firefox-devtools/profiler-cli/dist/profiler-cli.js");
+const kind = process.argv[2];
+const dir = exportDir(kind);
+const file = join(dir, "profile.json");
+const doc = JSON.parse(readFileSync(file, "utf8"));
+
+// The function name of a location "name (in module) (file:line)" or "name (in module)".
+function functionName(location) {
+	const m = /^(.*) \(in [^)]*\)(?: \(.*:.*\))?$/s.exec(location);
+	return m ? m[1] : location;
+}
+
+function column(table, name) {
+	if (!(name in table.schema)) fail(`table lacks column ${name}`);
+	return table.schema[name];
+}
+
+if (doc.meta.version > 36) fail(`meta.version ${doc.meta.version} is newer than the importer accepts`);
+const nCategories = doc.meta.categories.length;
+const perThread = [], merged = new Map();
+for (const t of doc.threads) {
+	const where = `thread ${t.name} (${t.tid})`;
+	const st = t.stackTable, ft = t.frameTable, sm = t.samples;
+	const prefix = column(st, "prefix"), frame = column(st, "frame");
+	const location = column(ft, "location"), category = column(ft, "category"), line = column(ft, "line");
+	const stack = column(sm, "stack"), time = column(sm, "time");
+	st.data.forEach((row, i) => {
+		if (row[prefix] !== null && !(row[prefix] >= 0 && row[prefix] < i)) fail(`${where}: stack ${i} has prefix ${row[prefix]}, not an earlier stack`);
+		if (!(row[frame] >= 0 && row[frame] < ft.data.length)) fail(`${where}: stack ${i} names frame ${row[frame]} of ${ft.data.length}`);
+	});
+	ft.data.forEach((row, i) => {
+		if (!(row[location] >= 0 && row[location] < t.stringTable.length)) fail(`${where}: frame ${i} location ${row[location]} out of the string table`);
+		if (!(row[category] >= 0 && row[category] < nCategories)) fail(`${where}: frame ${i} category ${row[category]}`);
+		if (row[line] !== null && !(row[line] > 0)) fail(`${where}: frame ${i} line ${row[line]}`);
+	});
+	const stacks = new Map();
+	let last = -Infinity;
+	for (const row of sm.data) {
+		if (row[time] < last) fail(`${where}: sample times go backwards`);
+		last = row[time];
+		if (!(row[stack] >= 0 && row[stack] < st.data.length)) { fail(`${where}: sample stack ${row[stack]}`); continue; }
+		const names = [];
+		for (let s = row[stack]; s !== null; s = st.data[s][prefix])
+			names.push(foldedName(functionName(t.stringTable[ft.data[st.data[s][frame]][location]])));
+		const key = names.reverse().join(";");
+		addCount(stacks, key, 1);
+		addCount(merged, key, 1);
+	}
+	perThread.push(stacks);
+}
+compareStacks(`firefox file (${kind})`, readFolded(dir), merged);
+
+// The profiler's importer: load, list threads, and compare a few threads' call trees.
+const env = { ...process.env, PROFILER_CLI_SESSION_DIR: mkdtempSync(join(tmpdir(), "profiler-cli-")) };
+const pq = (...args) => run("node", [cli, ...args], { env, timeout: 60000 });
+// The daemon gets 500 ms to start; on a busy machine it may need another try.
+let load;
+for (let attempt = 0; attempt < 5; attempt++) {
+	load = pq("load", file);
+	if (load.status === 0 || !/did not become ready/.test(load.stderr + load.stdout)) break;
+	run("sleep", ["2"]);
+	pq("stop", "--all");
+}
+if (load.status !== 0) {
+	fail(`profiler-cli load failed: ${load.stdout} ${load.stderr}`);
+} else {
+	try {
+		const list = pq("thread", "list", "--json");
+		const threads = JSON.parse(list.stdout).threads;
+		if (threads.length !== doc.threads.length) fail(`profiler lists ${threads.length} threads, the file has ${doc.threads.length}`);
+		// the first thread, and the one with the most distinct stacks
+		const busiest = perThread.reduce((b, m, i) => (m.size > perThread[b].size ? i : b), 0);
+		for (const i of new Set([0, busiest].filter((i) => i < threads.length))) {
+			const th = threads.find((x) => x.tid === doc.threads[i].tid);
+			if (!th) { fail(`profiler lost thread ${doc.threads[i].tid}`); continue; }
+			const r = pq("thread", "samples-top-down", "--thread", th.threadHandle, "--json", "--max-lines", "1000000");
+			if (r.status !== 0) { fail(`samples-top-down ${th.threadHandle}: ${r.stderr}`); continue; }
+			const tree = JSON.parse(r.stdout).regularCallTree, stacks = new Map();
+			(function walk(node, path) {
+				if (node.selfSamples > 0) addCount(stacks, path.join(";"), node.selfSamples);
+				for (const c of node.children || []) walk(c, [...path, foldedName(c.name)]);
+			})(tree, []);
+			compareStacks(`profiler call tree of tid ${th.tid} (${kind})`, perThread[i], stacks);
+		}
+	} finally {
+		pq("stop", "--all");
+	}
+}
+finish(`firefox ${kind}`);

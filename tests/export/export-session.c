@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * export-session WORKLOAD DIR: run workload-split (2 threads) under a real
+ * perf-dwarf sampling session for one second and write the profile in every
+ * format into DIR, like export-sample does for synthetic profiles. Fails if
+ * the folding does not show split_heavy() hotter than split_light(), the
+ * workload's known 3:1 shape.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "export.h"
+#include "fold.h"
+#include "sampling-session.h"
+#include "stack-resolver.h"
+
+static uint64_t inclusive_count(const Folding *f, const char *name)
+{
+	const Profile *p = f->profile;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < f->n_stacks; i++)
+		for (uint32_t node = f->stacks[i].node; node != PROFILE_NONE; node = f->nodes[node].parent)
+			if (strcmp(p->strings[f->nodes[node].function], name) == 0) {
+				n += f->stacks[i].count;
+				break;
+			}
+	return n;
+}
+
+static int record(pid_t pid, Profile **ret)
+{
+	_cleanup_(stack_resolver_freep) StackResolver *resolver = NULL;
+	_cleanup_sampling_session_ SamplingSession *session = NULL;
+	StackResolverOptions ro = { .mode = STACK_UNWIND_DWARF, .kernel = true };
+	SamplingOptions so = { .hz = 499, .duration_nanos = 1000000000ULL };
+	int r;
+
+	r = stack_resolver_new(&ro, &resolver);
+	if (r < 0)
+		return r;
+	so.resolve = stack_resolver_resolve;
+	so.resolve_userdata = resolver;
+	r = sampling_session_new(pid, &so, &session);
+	if (r < 0)
+		return r;
+	r = sampling_session_run(session);
+	if (r < 0)
+		return r;
+	*ret = sampling_session_steal_profile(session);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const names[] = {
+		"profile.folded", "profile.pb.gz", "profile.json", "profile.speedscope.json",
+		"profile.svg",
+	};
+	_cleanup_profile_ Profile *p = NULL;
+	_cleanup_(folding_freep) Folding *f = NULL;
+	uint64_t heavy, light;
+	pid_t pid;
+	int r, status = 0;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: export-session WORKLOAD DIR\n");
+		return 2;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "export-session: cannot fork: %m\n");
+		return 1;
+	}
+	if (pid == 0) {
+		execl(argv[1], argv[1], "3", "2", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200 * 1000); /* let the second thread start */
+	r = record(pid, &p);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (r < 0) {
+		fprintf(stderr, "export-session: cannot sample '%s': %s\n", argv[1], strerror(-r));
+		return 1;
+	}
+
+	r = fold_profile(p, &f);
+	if (r < 0) {
+		fprintf(stderr, "export-session: cannot fold: %s\n", strerror(-r));
+		return 1;
+	}
+	heavy = inclusive_count(f, "split_heavy");
+	light = inclusive_count(f, "split_light");
+	fprintf(stderr, "export-session: %llu samples over %zu stacks, %u threads; split_heavy %llu, split_light %llu\n",
+		(unsigned long long)f->n_samples, f->n_stacks, f->n_threads,
+		(unsigned long long)heavy, (unsigned long long)light);
+	if (heavy <= light || light == 0) {
+		fprintf(stderr, "export-session: folding does not show split_heavy hotter than split_light\n");
+		status = 1;
+	}
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		_cleanup_free_ char *path = NULL;
+		_cleanup_fclose_ FILE *out = NULL;
+		ExportFormat format;
+
+		if (asprintf(&path, "%s/%s", argv[2], names[i]) < 0 ||
+		    export_format_from_filename(path, &format) < 0)
+			return 1;
+		out = fopen(path, "we");
+		if (!out) {
+			fprintf(stderr, "export-session: cannot create '%s': %m\n", path);
+			return 1;
+		}
+		r = export_profile(p, format, out);
+		if (r < 0) {
+			fprintf(stderr, "export-session: cannot export '%s': %s\n", path, strerror(-r));
+			status = 1;
+		}
+	}
+	return status;
+}
