@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -443,6 +444,83 @@ static int test_late_thread(char **args)
 	return 0;
 }
 
+/* perf report's self share of every function whose name starts with 'name' (clones included). */
+static double perf_self_share(const char *perf, const char *data, const char *name)
+{
+	_cleanup_free_ char *cmd = NULL, *line = NULL;
+	size_t size = 0, len = strlen(name);
+	double total = 0;
+	FILE *f;
+
+	harness_assert(asprintf(&cmd, "'%s' report -i '%s' --no-children --sort symbol -g none --stdio -q 2>/dev/null",
+				perf, data) > 0, "out of memory");
+	f = popen(cmd, "re");
+	harness_assert(f, "cannot run perf report: %m");
+	while (getline(&line, &size, f) > 0) {
+		double pct;
+		char sym[256];
+
+		/* "    74.89%  [.] split_heavy.constprop.0" */
+		if (sscanf(line, " %lf%% [%*[^]]] %255s", &pct, sym) == 2 && strncmp(sym, name, len) == 0 &&
+		    (sym[len] == '\0' || sym[len] == '.'))
+			total += pct / 100;
+	}
+	harness_assert(pclose(f) == 0, "perf report failed");
+	return total;
+}
+
+/*
+ * profd and `perf record --call-graph dwarf` on the same process at the same
+ * time must agree on where the time went.
+ */
+static int test_perf(char **args)
+{
+	char *argv[] = { args[0], (char *)"4", (char *)"2", NULL };
+	char data[] = "/tmp/profd-unwind-perf-XXXXXX", pid_arg[16];
+	static const char *const functions[] = { "split_heavy", "split_light", NULL };
+	HarnessRun run = { .seconds = 2.5 };
+	HarnessResult res;
+	pid_t pid, perf;
+	int status, fd, r;
+
+	fd = mkstemp(data);
+	harness_assert(fd >= 0, "mkstemp: %m");
+	close(fd);
+	r = harness_spawn(argv, &pid);
+	harness_assert(r >= 0, "cannot start '%s': %s", argv[0], strerror(-r));
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
+	perf = fork();
+	harness_assert(perf >= 0, "fork: %m");
+	if (perf == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execl(args[1], "perf", "record", "-q", "-F", "999", "--call-graph", "dwarf", "-o", data,
+		      "-p", pid_arg, "--", "sleep", "2.5", (char *)NULL);
+		_exit(127);
+	}
+	r = harness_profile(pid, &run, &res);
+	harness_assert(waitpid(perf, &status, 0) == perf && WIFEXITED(status) &&
+			       WEXITSTATUS(status) == 0,
+		       "perf record failed (status %d)", status);
+	harness_reap(pid);
+	harness_assert(r >= 0, "profiling failed: %s", strerror(-r));
+
+	for (const char *const *fn = functions; *fn; fn++) {
+		double ours = self_share(res.profile, *fn, NULL);
+		double theirs = perf_self_share(args[1], data, *fn);
+
+		fprintf(stderr, "%-14s profd %5.1f%%  perf %5.1f%%\n", *fn, ours * 100, theirs * 100);
+		harness_assert(ours - theirs < 0.05 && theirs - ours < 0.05,
+			       "%s: profd %.1f%% and perf %.1f%% differ by more than 5 points", *fn,
+			       ours * 100, theirs * 100);
+	}
+	harness_result_done(&res);
+	unlink(data);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -454,7 +532,7 @@ int main(int argc, char **argv)
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
 		{ "dlopen", 2, test_dlopen },     { "kernel", 1, test_kernel },
 		{ "fp", 1, test_fp },             { "cache", 1, test_cache },
-		{ "late-thread", 1, test_late_thread },
+		{ "late-thread", 1, test_late_thread }, { "perf", 2, test_perf },
 	};
 
 	for (size_t i = 0; argc > 1 && i < ELEMENTSOF(tests); i++)
