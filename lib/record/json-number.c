@@ -157,18 +157,26 @@ const char *json_big_integer_text(const json_t *v)
 }
 
 /*
- * Shortest digits that read back as v: the correctly rounded %.*e with the
- * fewest digits that round-trips, which is what ryu finds.
+ * Shortest digits that read back as v, which is what ryu finds: the correctly
+ * rounded %.*e with the fewest digits that round-trips. Round-tripping is
+ * monotonic in the digit count (p digits are also p+1 digits with a trailing
+ * zero, and rounding to p+1 is at least as close), so binary search it.
  */
 static void shortest_digits(double v, char digits[static 18], int *ret_exponent)
 {
 	char buf[40];
+	int lo = 0, hi = 16;
 
-	for (int precision = 0; precision < 17; precision++) {
-		snprintf(buf, sizeof(buf), "%.*e", precision, v);
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		snprintf(buf, sizeof(buf), "%.*e", mid, v);
 		if (strtod(buf, NULL) == v)
-			break;
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	snprintf(buf, sizeof(buf), "%.*e", hi, v);
 	/* buf is "d[.ddd]e[+-]xx" */
 	{
 		size_t n = 0;

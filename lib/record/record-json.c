@@ -28,7 +28,8 @@ static void w_raw(Writer *w, const char *s, size_t n)
 	if (w->oom)
 		return;
 	if (w->len + n + 1 > w->size) {
-		size_t size = (w->len + n + 1) * 2;
+		/* a typical record is a few KiB */
+		size_t size = (w->len + n + 1) * 2 < 8192 ? 8192 : (w->len + n + 1) * 2;
 		char *p = realloc(w->buf, size);
 
 		if (!p) {
@@ -50,11 +51,17 @@ static void w_str(Writer *w, const char *s)
 
 static void w_newline(Writer *w)
 {
-	static const char spaces[] = "                                ";
+	static const char indent[] = "\n                                                                ";
+	size_t n = 2 * (size_t) w->depth;
 
-	w_raw(w, "\n", 1);
-	for (unsigned i = 0; i < w->depth; i++)
-		w_raw(w, spaces, 2);
+	/* deeper than the record's own nesting only in unknown fields: rare */
+	w_raw(w, indent, 1);
+	while (n > 0) {
+		size_t chunk = n < sizeof(indent) - 2 ? n : sizeof(indent) - 2;
+
+		w_raw(w, indent + 1, chunk);
+		n -= chunk;
+	}
 }
 
 static void w_string(Writer *w, const char *s, size_t n)
@@ -126,9 +133,14 @@ static void w_key(Writer *w, bool *first, const char *key, size_t n)
 
 static void w_u64(Writer *w, uint64_t v)
 {
-	char buf[24];
+	char buf[20];
+	size_t i = sizeof(buf);
 
-	w_raw(w, buf, (size_t) snprintf(buf, sizeof(buf), "%" PRIu64, v));
+	do {
+		buf[--i] = (char) ('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	w_raw(w, buf + i, sizeof(buf) - i);
 }
 
 static void w_f64(Writer *w, double v)

@@ -39,28 +39,42 @@ _printf_(2, 3) static int fail(Parser *p, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Append ".name" or "[index]" to the path; returns the length to restore. */
+/* Append text to the path (truncating, never overflowing); returns the length to restore. */
+static size_t path_append(Parser *p, const char *text, size_t n)
+{
+	size_t saved = p->path_len;
+
+	if (n > sizeof(p->path) - 1 - saved)
+		n = sizeof(p->path) - 1 - saved;
+	memcpy(p->path + saved, text, n);
+	p->path_len = saved + n;
+	p->path[p->path_len] = '\0';
+	return saved;
+}
+
+/* Append ".name" (or "name" at the root); called for every field, so no printf. */
 static size_t path_push_field(Parser *p, const char *name)
 {
 	size_t saved = p->path_len;
-	int n = snprintf(p->path + saved, sizeof(p->path) - saved, "%s%s", saved > 0 ? "." : "",
-			 name);
 
-	p->path_len = n < 0 ? saved : saved + (size_t) n;
-	if (p->path_len >= sizeof(p->path))
-		p->path_len = sizeof(p->path) - 1;
+	if (saved > 0)
+		path_append(p, ".", 1);
+	path_append(p, name, strlen(name));
 	return saved;
 }
 
 static size_t path_push_index(Parser *p, size_t index)
 {
-	size_t saved = p->path_len;
-	int n = snprintf(p->path + saved, sizeof(p->path) - saved, "[%zu]", index);
+	char buf[24];
+	size_t i = sizeof(buf);
 
-	p->path_len = n < 0 ? saved : saved + (size_t) n;
-	if (p->path_len >= sizeof(p->path))
-		p->path_len = sizeof(p->path) - 1;
-	return saved;
+	buf[--i] = ']';
+	do {
+		buf[--i] = (char) ('0' + index % 10);
+		index /= 10;
+	} while (index > 0);
+	buf[--i] = '[';
+	return path_append(p, buf + i, sizeof(buf) - i);
 }
 
 static void path_pop(Parser *p, size_t saved)

@@ -27,6 +27,14 @@ static void *idle_thread(void *arg)
 	return arg;
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
+}
+
 /* The child: 'm' touches GROW_BYTES more, 't' starts threads, 'c' burns ~300 ms CPU. */
 static _Noreturn void child(int in, int out)
 {
@@ -48,11 +56,10 @@ static _Noreturn void child(int in, int out)
 					_exit(4);
 			}
 		} else if (c == 'c') {
-			struct timespec ts;
+			uint64_t end = cpu_ns() + 300000000;
 
-			do
-				clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-			while (ts.tv_sec == 0 && ts.tv_nsec < 300000000);
+			while (cpu_ns() < end)
+				;
 		}
 		if (write(out, &c, 1) != 1)
 			_exit(5);
