@@ -293,10 +293,6 @@ static int validate_request(const SessionRequest *req, sd_bus_error *error)
 {
 	int r;
 
-	if (req->pid <= 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-					 "pid %d is not a process id; give the pid to profile",
-					 (int)req->pid);
 	if (req->backend) {
 		r = sampling_backend_check(req->backend);
 		if (r == -EOPNOTSUPP)
@@ -341,6 +337,10 @@ static int method_start_session(sd_bus_message *msg, void *userdata, sd_bus_erro
 	r = sd_bus_message_read(msg, "uut", &pid, &req.hz, &req.duration_usec);
 	if (r < 0)
 		return r;
+	if (pid == 0 || pid > INT32_MAX)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+					 "pid %" PRIu32 " is not a process id; give the pid to profile",
+					 pid);
 	req.pid = (pid_t)pid;
 	r = parse_options(msg, &req, error);
 	if (r < 0)

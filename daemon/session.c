@@ -119,8 +119,7 @@ static int session_snapshot_metrics(Session *s)
 	free(s->event);
 	s->backend = backend;
 	s->event = event;
-	/* MaxHz of the config may be below the engine's own ceiling */
-	sm.clamped = sm.clamped || sm.requested_hz != s->requested_hz;
+	sm.clamped = sm.clamped || s->hz_clamped;
 	sm.requested_hz = s->requested_hz;
 	sm.backend = s->backend;
 	sm.event = s->event;
@@ -300,6 +299,7 @@ int session_start(Manager *m, uid_t owner, const SessionRequest *req, const char
 	s->pidfd = pidfd;
 	s->created_usec = now_usec(CLOCK_REALTIME);
 	s->requested_hz = req->hz;
+	s->hz_clamped = req->hz > m->max_hz;
 	s->requested_duration_usec = req->duration_usec;
 
 	opts = (SamplingOptions){

@@ -70,6 +70,7 @@ struct Session {
 
 	/* properties, final once sampling ended */
 	uint32_t requested_hz;
+	bool hz_clamped; /* by the daemon's MaxHz, below the engine's own ceiling */
 	uint64_t requested_duration_usec;
 	SamplingMetrics metrics; /* backend/event point to the strings below */
 	char *backend, *event;

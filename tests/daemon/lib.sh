@@ -24,6 +24,7 @@ CHILDREN=()
 
 cleanup() {
 	local p
+	exec 2>/dev/null # the shell reports each killed job otherwise
 	for p in "${CHILDREN[@]}" $PROFD_PID $BUS_PID; do
 		kill -9 "$p" 2>/dev/null || true
 	done
@@ -91,7 +92,7 @@ start_profd() {
 stop_profd() {
 	PROFD_RC=0
 	kill -"${1:-TERM}" "$PROFD_PID"
-	wait "$PROFD_PID" || PROFD_RC=$?
+	{ wait "$PROFD_PID"; } 2>/dev/null || PROFD_RC=$? # no "Killed" noise
 	PROFD_PID=
 }
 

@@ -56,7 +56,8 @@ CHILDREN+=("$MONITOR")
 spawn "$WORKLOAD_SPLIT" 6 2
 target=$SPAWNED
 sleep 0.3 # both threads exist
-path=$(start_session "$target" 499 1500000)
+# a long window ended by Stop: a loaded machine cannot end it before we look
+path=$(start_session "$target" 499 20000000)
 [[ $path == /org/profd/Profiler1/session/* ]] || fail "StartSession returned '$path'"
 state=$(prop "$path" State)
 [[ $state == sampling ]] || fail "a new session is $state, not sampling"
@@ -94,6 +95,8 @@ bctl introspect $DEST /org/profd/Profiler1/session | grep -q "${path##*/}" ||
 	bctl tree $DEST | grep -q "$path" || fail "the session is not listed under its parent"
 ok "session interface as specified"
 
+sleep 1.5
+bctl call $DEST "$path" $SES Stop
 [[ $(wait_finished "$path") == completed ]] || fail "session failed: $(prop "$path" Error)"
 sleep 0.2
 kill "$MONITOR"
@@ -125,6 +128,7 @@ ok "State sampling -> resolving -> completed with PropertiesChanged and Finished
 captured=$(prop "$path" SamplesCaptured)
 # cpu-clock counts the target's CPU time, which a busy test machine shares
 (( captured > 20 )) || fail "only $captured samples at 499 Hz over 1.5 s with 2 busy threads"
+(( $(prop "$path" DurationUSec) < 20000000 )) || fail "Stop did not shorten the window"
 [[ $(prop "$path" ThreadsAtStart) == 2 ]] || fail "ThreadsAtStart is not 2"
 [[ $(prop "$path" Hz) == 499 ]] || fail "Hz is not 499"
 [[ $(prop "$path" Clamped) == false ]] || fail "a plain request was reported clamped"

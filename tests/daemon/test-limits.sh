@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Limits: concurrent sessions globally and per uid (TooManySessions), the cap
+# on kept finished sessions, and nothing held after a client that started a
+# session has gone (busctl disconnects right after StartSession).
+source "$(dirname "$0")/lib.sh"
+
+cat >"$T/profd.conf" <<'EOC'
+[Profiler]
+MaxSessions=3
+MaxSessionsPerUser=2
+MaxFinishedSessions=3
+EOC
+start_bus
+start_profd
+
+fd_count() {
+	ls "/proc/$PROFD_PID/fd" | wc -l
+}
+
+spawn "$WORKLOAD_SPLIT" 30 1
+root_target=$SPAWNED
+spawn "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 30 1
+own_target=$SPAWNED
+sleep 0.2
+fds_idle=$(fd_count)
+
+a=$(start_session "$root_target" 99 20000000)
+b=$(start_session "$root_target" 99 20000000)
+(( $(fd_count) > fds_idle )) || fail "running sessions hold no perf fds?"
+msg=$(expect_error org.profd.Profiler1.Error.TooManySessions \
+	mgr StartSession 'uuta{sv}' "$root_target" 99 1000000 0)
+[[ $msg == *MaxSessionsPerUser* ]] || fail "the per-uid refusal does not name the limit: $msg"
+c=$(as_nobody busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	"$own_target" 99 20000000 0 | awk '{ print $3 }' | tr -d '"')
+[[ -n $c ]] || fail "uid 65534 could not start a session below the global limit"
+msg=$(expect_error org.profd.Profiler1.Error.TooManySessions \
+	as_nobody busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	"$own_target" 99 1000000 0)
+[[ $msg == *MaxSessions* ]] || fail "the global refusal does not name the limit: $msg"
+ok "TooManySessions per uid and globally: $msg"
+
+# every busctl above has disconnected; Stop from another connection ends them
+for p in "$a" "$b" "$c"; do
+	bctl call $DEST "$p" $SES Stop
+done
+for p in "$a" "$b" "$c"; do
+	[[ $(wait_finished "$p") == completed ]] || fail "stopped session $p failed"
+done
+(( $(prop "$a" DurationUSec) < 10000000 )) || fail "Stop did not end the window early"
+sleep 0.2
+[[ $(fd_count) == "$fds_idle" ]] ||
+	fail "profd holds $(fd_count) fds after the sessions ended, $fds_idle before"
+ok "stopped sessions of gone clients release their perf fds"
+
+# a client that vanishes mid-session: the session still ends at its deadline
+d=$(start_session "$root_target" 99 700000)
+(( $(fd_count) > fds_idle )) || fail "the session holds no fds"
+[[ $(wait_finished "$d") == completed ]] || fail "the orphaned session failed"
+sleep 0.2
+[[ $(fd_count) == "$fds_idle" ]] || fail "fds leaked by the orphaned session"
+e=$(start_session "$root_target" 99 300000)
+f=$(start_session "$root_target" 99 300000)
+wait_finished "$e" >/dev/null
+wait_finished "$f" >/dev/null
+ok "an orphaned session ends on time and frees its slot and fds"
+
+# MaxFinishedSessions=3: the oldest finished sessions were released
+n=$(mgr ListSessions | awk '{ print $2 }')
+[[ $n == 3 ]] || fail "$n finished sessions kept, the cap is 3: $(mgr ListSessions)"
+[[ $(ls "$T/state/sessions" | wc -l) == 3 ]] || fail "released sessions left files: $(ls "$T/state/sessions")"
+mgr ListSessions | grep -q "$f" || fail "the newest session was released"
+[[ $(mgr ListRuns | awk '{ print $2 }') == 6 ]] || fail "released sessions lost their runs"
+ok "finished sessions capped at 3, runs kept"
