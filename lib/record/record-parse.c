@@ -237,24 +237,34 @@ DEFINE_ENUM_PARSER(RunState, run_state, _RUN_STATE_MAX)
 DEFINE_ENUM_PARSER(CacheState, cache_state, _CACHE_STATE_MAX)
 DEFINE_ENUM_PARSER(DaemonState, daemon_state, _DAEMON_STATE_MAX)
 
-/*
- * Check v is an object and gather its fields that are not in known (a
- * NULL-terminated list) into *ret_extra (NULL when none).
- */
-static int parse_object(Parser *p, const json_t *v, const char *const *known, json_t **ret_extra)
+/* Reading one JSON object: the known fields read so far, to tell the unknown ones. */
+typedef struct ObjectReader {
+	const json_t *obj;
+	const char *known[16];
+	size_t n_known;
+} ObjectReader;
+
+static int object_begin(Parser *p, const json_t *v, ObjectReader *ret)
+{
+	if (!json_is_object(v))
+		return fail_type(p, v, "an object");
+	*ret = (ObjectReader) { .obj = v };
+	return 0;
+}
+
+/* Gather the fields no FIELD() read into *ret_extra (NULL when none), to keep them. */
+static int object_end(const ObjectReader *o, json_t **ret_extra)
 {
 	_cleanup_(json_decrefp) json_t *extra = NULL;
 	const char *key;
 	json_t *value;
 
-	if (!json_is_object(v))
-		return fail_type(p, v, "an object");
-	json_object_foreach((json_t *) v, key, value) {
-		bool is_known = false;
+	json_object_foreach((json_t *) o->obj, key, value) {
+		bool known = false;
 
-		for (const char *const *k = known; *k && !is_known; k++)
-			is_known = strcmp(*k, key) == 0;
-		if (is_known)
+		for (size_t i = 0; i < o->n_known && !known; i++)
+			known = strcmp(o->known[i], key) == 0;
+		if (known)
 			continue;
 		if (!extra) {
 			extra = json_object();
@@ -268,36 +278,32 @@ static int parse_object(Parser *p, const json_t *v, const char *const *known, js
 	return 0;
 }
 
-/* A field that must be present (Option fields and `states` are read directly). */
-static int required(Parser *p, const json_t *obj, const char *name, json_t **ret)
+static int fail_missing(Parser *p, const char *name)
 {
-	json_t *v = json_object_get(obj, name);
+	size_t saved = path_push_field(p, name);
+	int r = fail(p, "missing field");
 
-	if (!v) {
-		size_t saved = path_push_field(p, name);
-		int r = fail(p, "missing field");
-
-		path_pop(p, saved);
-		return r;
-	}
-	*ret = v;
-	return 0;
+	path_pop(p, saved);
+	return r;
 }
 
-/* Run one field parser with the field's name on the path. */
-#define FIELD(p, obj, name, is_required, parse_expr)                                \
-	({                                                                            \
-		json_t *_v_ = json_object_get((obj), (name));                         \
-		int _r_ = 0;                                                          \
-		if ((is_required) && !_v_)                                            \
-			_r_ = required((p), (obj), (name), &_v_);                     \
-		if (_r_ >= 0) {                                                       \
-			size_t _saved_ = path_push_field((p), (name));                \
-			const json_t *v = _v_;                                        \
-			_r_ = (parse_expr);                                           \
-			path_pop((p), _saved_);                                       \
-		}                                                                     \
-		_r_;                                                                  \
+/*
+ * Read field `name` of the object o with the name on the path: parse_expr sees
+ * the value as `v` (NULL when absent and not required).
+ */
+#define FIELD(p, o, name, is_required, parse_expr)                                     \
+	({                                                                               \
+		const json_t *v = json_object_get((o)->obj, (name));                     \
+		int _r_;                                                                 \
+		(o)->known[(o)->n_known++] = (name);                                     \
+		if ((is_required) && !v)                                                 \
+			_r_ = fail_missing((p), (name));                                 \
+		else {                                                                   \
+			size_t _saved_ = path_push_field((p), (name));                   \
+			_r_ = (parse_expr);                                              \
+			path_pop((p), _saved_);                                          \
+		}                                                                        \
+		_r_;                                                                     \
 	})
 
 #define TRY(expr)                       \
@@ -309,123 +315,109 @@ static int required(Parser *p, const json_t *obj, const char *name, json_t **ret
 
 static int parse_identity(Parser *p, const json_t *obj, RunIdentity *id)
 {
-	static const char *const known[] = {
-		"run_id",          "binary_version",    "detector_digest", "config_digest",
-		"source_kind",     "workload_class",    "backend_requested", "backend_selected",
-		"cache_state",     "daemon_state",      "scanner_threads", "reader_threads",
-		"logical_cpus",    NULL,
-	};
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &id->extra));
-	TRY(FIELD(p, obj, "run_id", true, parse_string(p, v, false, &id->run_id)));
-	TRY(FIELD(p, obj, "binary_version", true, parse_string(p, v, false, &id->binary_version)));
-	TRY(FIELD(p, obj, "detector_digest", true, parse_string(p, v, false, &id->detector_digest)));
-	TRY(FIELD(p, obj, "config_digest", true, parse_string(p, v, false, &id->config_digest)));
-	TRY(FIELD(p, obj, "source_kind", true, parse_string(p, v, false, &id->source_kind)));
-	TRY(FIELD(p, obj, "workload_class", true, parse_string(p, v, false, &id->workload_class)));
-	TRY(FIELD(p, obj, "backend_requested", true,
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "run_id", true, parse_string(p, v, false, &id->run_id)));
+	TRY(FIELD(p, &o, "binary_version", true, parse_string(p, v, false, &id->binary_version)));
+	TRY(FIELD(p, &o, "detector_digest", true, parse_string(p, v, false, &id->detector_digest)));
+	TRY(FIELD(p, &o, "config_digest", true, parse_string(p, v, false, &id->config_digest)));
+	TRY(FIELD(p, &o, "source_kind", true, parse_string(p, v, false, &id->source_kind)));
+	TRY(FIELD(p, &o, "workload_class", true, parse_string(p, v, false, &id->workload_class)));
+	TRY(FIELD(p, &o, "backend_requested", true,
 		  parse_string(p, v, false, &id->backend_requested)));
-	TRY(FIELD(p, obj, "backend_selected", false,
+	TRY(FIELD(p, &o, "backend_selected", false,
 		  parse_string(p, v, true, &id->backend_selected)));
-	TRY(FIELD(p, obj, "cache_state", true, parse_cache_state(p, v, &id->cache_state)));
-	TRY(FIELD(p, obj, "daemon_state", true, parse_daemon_state(p, v, &id->daemon_state)));
-	TRY(FIELD(p, obj, "scanner_threads", true, parse_u64(p, v, &id->scanner_threads)));
-	TRY(FIELD(p, obj, "reader_threads", false, parse_opt_u64(p, v, &id->reader_threads)));
-	TRY(FIELD(p, obj, "logical_cpus", true, parse_u64(p, v, &id->logical_cpus)));
-	return 0;
+	TRY(FIELD(p, &o, "cache_state", true, parse_cache_state(p, v, &id->cache_state)));
+	TRY(FIELD(p, &o, "daemon_state", true, parse_daemon_state(p, v, &id->daemon_state)));
+	TRY(FIELD(p, &o, "scanner_threads", true, parse_u64(p, v, &id->scanner_threads)));
+	TRY(FIELD(p, &o, "reader_threads", false, parse_opt_u64(p, v, &id->reader_threads)));
+	TRY(FIELD(p, &o, "logical_cpus", true, parse_u64(p, v, &id->logical_cpus)));
+	return object_end(&o, &id->extra);
 }
 
 static int parse_stage_measurement(Parser *p, const json_t *obj, void *ret)
 {
 	StageMeasurement *s = ret;
-	static const char *const known[] = { "stage", "elapsed_ns", "calls", "attributed_ns", NULL };
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &s->extra));
-	TRY(FIELD(p, obj, "stage", true, parse_stage(p, v, &s->stage)));
-	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
-	TRY(FIELD(p, obj, "calls", true, parse_u64(p, v, &s->calls)));
-	TRY(FIELD(p, obj, "attributed_ns", true, parse_u64(p, v, &s->attributed_ns)));
-	return 0;
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "stage", true, parse_stage(p, v, &s->stage)));
+	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
+	TRY(FIELD(p, &o, "calls", true, parse_u64(p, v, &s->calls)));
+	TRY(FIELD(p, &o, "attributed_ns", true, parse_u64(p, v, &s->attributed_ns)));
+	return object_end(&o, &s->extra);
 }
 
 static int parse_transition(Parser *p, const json_t *obj, void *ret)
 {
 	StateTransition *t = ret;
-	static const char *const known[] = { "state", "elapsed_ns", NULL };
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &t->extra));
-	TRY(FIELD(p, obj, "state", true, parse_run_state(p, v, &t->state)));
-	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &t->elapsed_ns)));
-	return 0;
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "state", true, parse_run_state(p, v, &t->state)));
+	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &t->elapsed_ns)));
+	return object_end(&o, &t->extra);
 }
 
 static int parse_state_measurement(Parser *p, const json_t *obj, void *ret)
 {
 	StateMeasurement *s = ret;
-	static const char *const known[] = {
-		"state",          "elapsed_ns",         "cpu_time_ms",   "aggregate_cpu_milli_percent",
-		"resident_start_bytes", "resident_end_bytes", "threads_start", "threads_end",
-		NULL,
-	};
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &s->extra));
-	TRY(FIELD(p, obj, "state", true, parse_run_state(p, v, &s->state)));
-	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
-	TRY(FIELD(p, obj, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
-	TRY(FIELD(p, obj, "aggregate_cpu_milli_percent", false,
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "state", true, parse_run_state(p, v, &s->state)));
+	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
+	TRY(FIELD(p, &o, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
+	TRY(FIELD(p, &o, "aggregate_cpu_milli_percent", false,
 		  parse_opt_u64(p, v, &s->aggregate_cpu_milli_percent)));
-	TRY(FIELD(p, obj, "resident_start_bytes", false,
+	TRY(FIELD(p, &o, "resident_start_bytes", false,
 		  parse_opt_u64(p, v, &s->resident_start_bytes)));
-	TRY(FIELD(p, obj, "resident_end_bytes", false,
+	TRY(FIELD(p, &o, "resident_end_bytes", false,
 		  parse_opt_u64(p, v, &s->resident_end_bytes)));
-	TRY(FIELD(p, obj, "threads_start", false, parse_opt_u64(p, v, &s->threads_start)));
-	TRY(FIELD(p, obj, "threads_end", false, parse_opt_u64(p, v, &s->threads_end)));
-	return 0;
+	TRY(FIELD(p, &o, "threads_start", false, parse_opt_u64(p, v, &s->threads_start)));
+	TRY(FIELD(p, &o, "threads_end", false, parse_opt_u64(p, v, &s->threads_end)));
+	return object_end(&o, &s->extra);
 }
 
 static int parse_snapshot(Parser *p, const json_t *obj, ResourceSnapshot *s)
 {
-	static const char *const known[] = {
-		"cpu_time_ms", "resident_bytes", "virtual_bytes", "thread_count", NULL,
-	};
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &s->extra));
-	TRY(FIELD(p, obj, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
-	TRY(FIELD(p, obj, "resident_bytes", false, parse_opt_u64(p, v, &s->resident_bytes)));
-	TRY(FIELD(p, obj, "virtual_bytes", false, parse_opt_u64(p, v, &s->virtual_bytes)));
-	TRY(FIELD(p, obj, "thread_count", false, parse_opt_u64(p, v, &s->thread_count)));
-	return 0;
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
+	TRY(FIELD(p, &o, "resident_bytes", false, parse_opt_u64(p, v, &s->resident_bytes)));
+	TRY(FIELD(p, &o, "virtual_bytes", false, parse_opt_u64(p, v, &s->virtual_bytes)));
+	TRY(FIELD(p, &o, "thread_count", false, parse_opt_u64(p, v, &s->thread_count)));
+	return object_end(&o, &s->extra);
 }
 
 static int parse_resource_sample(Parser *p, const json_t *obj, void *ret)
 {
 	ResourceSample *s = ret;
-	static const char *const known[] = { "state", "elapsed_ns", "snapshot", NULL };
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &s->extra));
-	TRY(FIELD(p, obj, "state", true, parse_run_state(p, v, &s->state)));
-	TRY(FIELD(p, obj, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
-	TRY(FIELD(p, obj, "snapshot", true, parse_snapshot(p, v, &s->snapshot)));
-	return 0;
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "state", true, parse_run_state(p, v, &s->state)));
+	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
+	TRY(FIELD(p, &o, "snapshot", true, parse_snapshot(p, v, &s->snapshot)));
+	return object_end(&o, &s->extra);
 }
 
 static int parse_usage(Parser *p, const json_t *obj, ResourceUsage *u)
 {
-	static const char *const known[] = {
-		"start", "finish", "max_observed_resident_bytes", "max_observed_threads",
-		"aggregate_cpu_percent", NULL,
-	};
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &u->extra));
-	TRY(FIELD(p, obj, "start", true, parse_snapshot(p, v, &u->start)));
-	TRY(FIELD(p, obj, "finish", true, parse_snapshot(p, v, &u->finish)));
-	TRY(FIELD(p, obj, "max_observed_resident_bytes", false,
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "start", true, parse_snapshot(p, v, &u->start)));
+	TRY(FIELD(p, &o, "finish", true, parse_snapshot(p, v, &u->finish)));
+	TRY(FIELD(p, &o, "max_observed_resident_bytes", false,
 		  parse_opt_u64(p, v, &u->max_observed_resident_bytes)));
-	TRY(FIELD(p, obj, "max_observed_threads", false,
+	TRY(FIELD(p, &o, "max_observed_threads", false,
 		  parse_opt_u64(p, v, &u->max_observed_threads)));
-	TRY(FIELD(p, obj, "aggregate_cpu_percent", false,
+	TRY(FIELD(p, &o, "aggregate_cpu_percent", false,
 		  parse_opt_f64(p, v, &u->aggregate_cpu_percent)));
-	return 0;
+	return object_end(&o, &u->extra);
 }
 
 typedef int (*ParseElementFn)(Parser *p, const json_t *v, void *ret);
@@ -472,33 +464,30 @@ static int parse_schema(Parser *p, const json_t *v)
 
 static int parse_profile(Parser *p, const json_t *obj, RunProfile *rp)
 {
-	static const char *const known[] = {
-		"schema",      "identity", "status", "wall_time_ns",     "input_bytes", "input_units",
-		"stages",      "transitions", "states", "resource_samples", "resources", NULL,
-	};
+	ObjectReader o = {};
 
-	TRY(parse_object(p, obj, known, &rp->extra));
-	TRY(FIELD(p, obj, "schema", true, parse_schema(p, v)));
-	TRY(FIELD(p, obj, "identity", true, parse_identity(p, v, &rp->identity)));
-	TRY(FIELD(p, obj, "status", true, parse_run_state(p, v, &rp->status)));
-	TRY(FIELD(p, obj, "wall_time_ns", true, parse_u64(p, v, &rp->wall_time_ns)));
-	TRY(FIELD(p, obj, "input_bytes", true, parse_u64(p, v, &rp->input_bytes)));
-	TRY(FIELD(p, obj, "input_units", true, parse_u64(p, v, &rp->input_units)));
-	TRY(FIELD(p, obj, "stages", true,
+	TRY(object_begin(p, obj, &o));
+	TRY(FIELD(p, &o, "schema", true, parse_schema(p, v)));
+	TRY(FIELD(p, &o, "identity", true, parse_identity(p, v, &rp->identity)));
+	TRY(FIELD(p, &o, "status", true, parse_run_state(p, v, &rp->status)));
+	TRY(FIELD(p, &o, "wall_time_ns", true, parse_u64(p, v, &rp->wall_time_ns)));
+	TRY(FIELD(p, &o, "input_bytes", true, parse_u64(p, v, &rp->input_bytes)));
+	TRY(FIELD(p, &o, "input_units", true, parse_u64(p, v, &rp->input_units)));
+	TRY(FIELD(p, &o, "stages", true,
 		  parse_array(p, v, false, sizeof(StageMeasurement), parse_stage_measurement,
 			      &rp->stages, &rp->n_stages)));
-	TRY(FIELD(p, obj, "transitions", true,
+	TRY(FIELD(p, &o, "transitions", true,
 		  parse_array(p, v, false, sizeof(StateTransition), parse_transition,
 			      &rp->transitions, &rp->n_transitions)));
 	/* serde(default): absent is empty, but null is still a type error */
-	TRY(FIELD(p, obj, "states", false,
+	TRY(FIELD(p, &o, "states", false,
 		  parse_array(p, v, true, sizeof(StateMeasurement), parse_state_measurement,
 			      &rp->states, &rp->n_states)));
-	TRY(FIELD(p, obj, "resource_samples", true,
+	TRY(FIELD(p, &o, "resource_samples", true,
 		  parse_array(p, v, false, sizeof(ResourceSample), parse_resource_sample,
 			      &rp->resource_samples, &rp->n_resource_samples)));
-	TRY(FIELD(p, obj, "resources", true, parse_usage(p, v, &rp->resources)));
-	return 0;
+	TRY(FIELD(p, &o, "resources", true, parse_usage(p, v, &rp->resources)));
+	return object_end(&o, &rp->extra);
 }
 
 int record_parse(const char *json, size_t len, RunProfile **ret, char **ret_error)
