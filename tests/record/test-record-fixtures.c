@@ -68,6 +68,33 @@ static void test_valid(const char *name, bool has_text, bool exact_json)
 	check_roundtrip(name, p, false);
 }
 
+/* serde_json's compact form: the pretty text without whitespace outside strings. */
+static void test_compact(const char *name)
+{
+	_cleanup_(run_profile_freep) RunProfile *p = NULL;
+	_cleanup_free_ char *json = NULL, *out = NULL;
+	size_t len, n = 0;
+	bool in_string = false;
+
+	json = read_fixture(fixtures, "valid", name, ".json", &len);
+	for (size_t i = 0; i < len; i++) {
+		if (in_string && json[i] == '\\') {
+			json[n++] = json[i++];
+		} else if (json[i] == '"') {
+			in_string = !in_string;
+		} else if (!in_string && (json[i] == ' ' || json[i] == '\n')) {
+			continue;
+		}
+		json[n++] = json[i];
+	}
+	json[n] = '\0';
+	if (record_parse(json, n, &p, NULL) < 0 || record_serialise(p, false, &out) < 0) {
+		CHECK(false, "%s: compact parse/serialise failed", name);
+		return;
+	}
+	check_same_text(name, "compact JSON", json, out);
+}
+
 static void test_invalid(const char *name, const char *path)
 {
 	_cleanup_(run_profile_freep) RunProfile *p = NULL;
@@ -122,6 +149,10 @@ int main(int argc, char **argv)
 	test_valid("valid-extra-fields", true, true);
 	test_valid("valid-no-states", true, false);
 	test_valid("valid-optional-missing", true, false);
+
+	test_compact("full");
+	test_compact("sparse");
+	test_compact("valid-extra-fields");
 
 	test_invalid("invalid-cache-state", "identity.cache_state");
 	test_invalid("invalid-float-for-integer", "input_bytes");

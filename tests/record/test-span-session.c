@@ -63,6 +63,18 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+#define HAMMER_SPANS 100000
+
+/* Many short spans on one stage from several threads at once: no update may be lost. */
+static void *hammer(void *arg)
+{
+	for (unsigned i = 0; i < HAMMER_SPANS; i++) {
+		Span s = span_begin(STAGE_PREPROCESS);
+		span_end(&s);
+	}
+	return arg;
+}
+
 static void test_disabled(void)
 {
 	StageMeasurement stages[_STAGE_MAX];
@@ -90,6 +102,7 @@ static void test_session(void)
 		{ .stage = STAGE_SOURCE_READ, .spans = 4 },
 		{ .stage = STAGE_DECODE, .spans = 2, .decoded = true },
 	};
+	pthread_t hammers[2];
 	pthread_t threads[ELEMENTSOF(workers)];
 	RunIdentity id = identity(), id2 = identity();
 	const StageMeasurement *st;
@@ -118,8 +131,12 @@ static void test_session(void)
 	CHECK(span_session_transition(session, RUN_STATE_ACQUIRING) == 0, "transition failed");
 	for (size_t i = 0; i < ELEMENTSOF(workers); i++)
 		pthread_create(&threads[i], NULL, worker, &workers[i]);
+	for (size_t i = 0; i < ELEMENTSOF(hammers); i++)
+		pthread_create(&hammers[i], NULL, hammer, NULL);
 	for (size_t i = 0; i < ELEMENTSOF(workers); i++)
 		pthread_join(threads[i], NULL);
+	for (size_t i = 0; i < ELEMENTSOF(hammers); i++)
+		pthread_join(hammers[i], NULL);
 	CHECK(span_session_transition(session, RUN_STATE_SCANNING) == 0, "transition failed");
 	{
 		SPAN_SCOPE(STAGE_REPORTING);
@@ -129,7 +146,7 @@ static void test_session(void)
 
 	/* global counters saw everything, the early span included; taking them leaves the session's */
 	n_global = span_take_stage_measurements(global);
-	CHECK(n_global == 5, "global stages: expected 5, got %zu", n_global);
+	CHECK(n_global == 6, "global stages: expected 6, got %zu", n_global);
 	for (size_t i = 1; i < n_global; i++)
 		CHECK(global[i - 1].stage < global[i].stage, "global stages not in wire order");
 	CHECK(n_global > 0 && global[0].stage == STAGE_SOURCE_READ && global[0].calls == 4,
@@ -145,7 +162,7 @@ static void test_session(void)
 	      "transition after finish accepted");
 
 	/* stages: only non-zero, wire order, not the early span */
-	CHECK(p->n_stages == 4, "record stages: expected 4, got %zu", p->n_stages);
+	CHECK(p->n_stages == 5, "record stages: expected 5, got %zu", p->n_stages);
 	for (size_t i = 1; i < p->n_stages; i++)
 		CHECK(p->stages[i - 1].stage < p->stages[i].stage, "record stages not in wire order");
 	CHECK(!find_stage(p, STAGE_ENTROPY), "span begun before the session is in the record");
@@ -162,6 +179,10 @@ static void test_session(void)
 		      "stage %s: attributed %" PRIu64 " of %" PRIu64, stage_to_string(st->stage),
 		      st->attributed_ns, st->elapsed_ns);
 	}
+	st = find_stage(p, STAGE_PREPROCESS);
+	CHECK(st && st->calls == ELEMENTSOF(hammers) * HAMMER_SPANS,
+	      "concurrent spans lost: %" PRIu64 " calls of %zu", st ? st->calls : 0,
+	      ELEMENTSOF(hammers) * HAMMER_SPANS);
 	st = find_stage(p, STAGE_REPORTING);
 	CHECK(st && st->calls == 1 && st->attributed_ns == 0, "reporting stage wrong");
 	CHECK(p->input_bytes == 3000 && p->input_units == 3, "input totals %" PRIu64 "/%" PRIu64,
