@@ -58,21 +58,28 @@ static bool parse_u64_word(const char *s, uint64_t *ret)
 	return true;
 }
 
-/* The first word after "field" at a line start, times scale; null if absent or overflowing. */
+static const char *next_line(const char *line)
+{
+	const char *eol = strchr(line, '\n');
+
+	return eol ? eol + 1 : NULL;
+}
+
+/* The first line starting with field whose next word times scale is a u64, or null. */
 static OptU64 status_value(const char *status, const char *field, uint64_t scale)
 {
 	size_t n = strlen(field);
 
-	for (const char *line = status; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (const char *line = status; line; line = next_line(line)) {
 		const char *s = line + n;
 		uint64_t v;
 
 		if (strncmp(line, field, n) != 0)
 			continue;
 		s += strspn(s, " \t");
-		if (!parse_u64_word(s, &v) || (scale != 0 && v > UINT64_MAX / scale))
-			return (OptU64) {};
-		return OPT_U64(v * scale);
+		/* like the seed's find_map: a line that does not parse does not end the search */
+		if (parse_u64_word(s, &v) && (scale == 0 || v <= UINT64_MAX / scale))
+			return OPT_U64(v * scale);
 	}
 	return (OptU64) {};
 }
