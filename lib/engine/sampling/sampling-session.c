@@ -33,6 +33,15 @@
 #define RING_MIN_SAMPLES 8
 #define RING_MAX_BYTES (1024U * 1024U)
 
+/* What an epoll event is about (epoll_event.data.u32). */
+typedef enum SessionSource {
+	SOURCE_RING,
+	SOURCE_STOP,
+	SOURCE_DEADLINE,
+	SOURCE_TICK,
+	SOURCE_PID,
+} SessionSource;
+
 typedef enum SessionState {
 	SESSION_CREATED,
 	SESSION_SAMPLING,
@@ -249,8 +258,8 @@ static void session_size_rings(SamplingSession *s)
 	if (want < RING_MIN_SAMPLES * sample)
 		want = RING_MIN_SAMPLES * sample;
 	s->ring_size = ring_data_size_for(want);
-	/* wake the collector at a quarter full: three quarters stay as headroom */
-	s->config.wakeup_bytes = (uint32_t)(s->ring_size / 4);
+	/* wake the collector at half full: fewer wakeups, and half a ring of headroom */
+	s->config.wakeup_bytes = (uint32_t)(s->ring_size / 2);
 }
 
 static int session_add_event(SamplingSession *s, pid_t tid, int fd)
@@ -280,7 +289,8 @@ static int session_map_ring(SamplingSession *s, SessionRing *ring, int fd)
 		return r;
 	/* edge-triggered: the event of an exited thread stays in POLLHUP forever */
 	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd,
-		      &(struct epoll_event){ .events = EPOLLIN | EPOLLET }) < 0) {
+		      &(struct epoll_event){ .events = EPOLLIN | EPOLLET,
+					     .data.u32 = SOURCE_RING }) < 0) {
 		r = negative_errno();
 		ring->ring = ring_free(ring->ring);
 		return r;
@@ -380,9 +390,10 @@ static int session_open_rings(SamplingSession *s)
 	return 0;
 }
 
-static int session_add_fd(SamplingSession *s, int fd)
+static int session_add_fd(SamplingSession *s, int fd, SessionSource source)
 {
-	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &(struct epoll_event){ .events = EPOLLIN }) < 0)
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = source }) < 0)
 		return negative_errno();
 	return 0;
 }
@@ -408,13 +419,13 @@ static int session_open_fds(SamplingSession *s)
 	if (s->pid_fd < 0)
 		return errno == ESRCH ? -ESRCH : negative_errno();
 
-	r = session_add_fd(s, s->stop_fd);
+	r = session_add_fd(s, s->stop_fd, SOURCE_STOP);
 	if (r >= 0)
-		r = session_add_fd(s, s->deadline_fd);
+		r = session_add_fd(s, s->deadline_fd, SOURCE_DEADLINE);
 	if (r >= 0)
-		r = session_add_fd(s, s->tick_fd);
+		r = session_add_fd(s, s->tick_fd, SOURCE_TICK);
 	if (r >= 0)
-		r = session_add_fd(s, s->pid_fd);
+		r = session_add_fd(s, s->pid_fd, SOURCE_PID);
 	return r;
 }
 
@@ -697,13 +708,6 @@ static int session_drain(SamplingSession *s)
 	return 0;
 }
 
-static bool fd_readable(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
-}
-
 static void fd_consume(int fd)
 {
 	uint64_t v;
@@ -735,8 +739,22 @@ static int session_finish(SamplingSession *s, const char *reason)
 	return r;
 }
 
+/* Which of the session's own fds are ready, in one syscall; rings are drained regardless. */
+static unsigned session_ready_sources(SamplingSession *s)
+{
+	struct epoll_event ev[16];
+	unsigned ready = 0;
+	int n;
+
+	n = epoll_wait(s->epoll_fd, ev, ELEMENTSOF(ev), 0);
+	for (int i = 0; i < n; i++)
+		ready |= 1U << ev[i].data.u32;
+	return ready;
+}
+
 static int session_step(SamplingSession *s)
 {
+	unsigned ready;
 	int r;
 
 	if (s->state == SESSION_FINISHED)
@@ -744,18 +762,20 @@ static int session_step(SamplingSession *s)
 	if (s->state != SESSION_SAMPLING)
 		return -ENOTCONN;
 
-	fd_consume(s->tick_fd);
+	ready = session_ready_sources(s);
+	if (ready & (1U << SOURCE_TICK))
+		fd_consume(s->tick_fd);
 	r = session_drain(s);
 	if (r < 0)
 		return r;
 
 	if (s->budget_reached)
 		r = session_finish(s, "buffer-full");
-	else if (fd_readable(s->stop_fd))
+	else if (ready & (1U << SOURCE_STOP))
 		r = session_finish(s, "stopped");
-	else if (fd_readable(s->pid_fd))
+	else if (ready & (1U << SOURCE_PID))
 		r = session_finish(s, "target-exited");
-	else if (now_nanos(CLOCK_MONOTONIC) >= s->deadline)
+	else if ((ready & (1U << SOURCE_DEADLINE)) || now_nanos(CLOCK_MONOTONIC) >= s->deadline)
 		r = session_finish(s, "duration");
 	else
 		return 1;
