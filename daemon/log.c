@@ -12,7 +12,7 @@ void log_set_max_level(int level)
 	max_level = level;
 }
 
-static void log_write(int level, const char *format, va_list ap)
+_printf_(2, 0) static void log_write(int level, const char *format, va_list ap)
 {
 	char buf[2048];
 

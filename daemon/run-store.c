@@ -299,7 +299,8 @@ int run_store_load(RunStore *s, size_t max_record_bytes, RunStoreCorruptFn on_co
 	closedir(d);
 	if (r < 0)
 		return r;
-	qsort(s->runs, s->n_runs, sizeof(*s->runs), compare_seq);
+	if (s->n_runs > 1)
+		qsort(s->runs, s->n_runs, sizeof(*s->runs), compare_seq);
 	while (s->n_runs > s->max_runs)
 		store_remove_at(s, 0);
 	return loaded;

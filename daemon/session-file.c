@@ -263,6 +263,7 @@ int session_load_all(Manager *m)
 	closedir(d);
 	if (r < 0)
 		return r;
-	qsort(m->sessions, m->n_sessions, sizeof(*m->sessions), compare_created);
+	if (m->n_sessions > 1)
+		qsort(m->sessions, m->n_sessions, sizeof(*m->sessions), compare_created);
 	return 0;
 }

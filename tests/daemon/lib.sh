@@ -23,13 +23,21 @@ PROFD_PID=
 CHILDREN=()
 
 cleanup() {
-	local p
-	exec 2>/dev/null # the shell reports each killed job otherwise
+	local p rc=$? reports
+	exec 3>&2 2>/dev/null # the shell reports each killed job otherwise
 	for p in "${CHILDREN[@]}" $PROFD_PID $BUS_PID; do
 		kill -9 "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
+	# sanitizer findings in profd fail the test even when every check passed
+	reports=$(grep -hE -A12 'runtime error|ERROR: (Address|Leak)Sanitizer' "$T"/*.log || true)
 	rm -rf "$T"
+	if [[ -n $reports ]]; then
+		echo "FAIL: sanitizer reports in profd's log:" >&3
+		echo "$reports" >&3
+		exit 1
+	fi
+	exit $rc
 }
 trap cleanup EXIT
 
