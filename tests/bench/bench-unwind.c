@@ -192,7 +192,7 @@ static uint64_t perf_sample_count(const char *perf, const char *data)
 static void bench_perf(const char *workload, const char *perf)
 {
 	char data[] = "/tmp/profd-bench-perf-XXXXXX", pid_arg[16];
-	char *wargv[] = { (char *)workload, (char *)"5", (char *)"2", NULL };
+	char *wargv[] = { (char *)workload, (char *)"16", (char *)"2", NULL };
 	uint64_t record_ns, report_ns, n;
 	pid_t pid;
 	int fd, r;
@@ -206,7 +206,7 @@ static void bench_perf(const char *workload, const char *perf)
 	{
 		char *argv[] = { (char *)perf, (char *)"record", (char *)"-q", (char *)"-F", (char *)"999",
 				 (char *)"--call-graph", (char *)"dwarf,16384", (char *)"-o", data,
-				 (char *)"-p", pid_arg, (char *)"--", (char *)"sleep", (char *)"3", NULL };
+				 (char *)"-p", pid_arg, (char *)"--", (char *)"sleep", (char *)"10", NULL };
 		record_ns = run_timed(argv);
 	}
 	harness_reap(pid);

@@ -45,6 +45,7 @@ static void print_stack(const Profile *p, uint32_t leaf)
 
 static void profile_workload(char **argv, const HarnessRun *run, HarnessResult *res)
 {
+	const char *verbose;
 	pid_t pid;
 	int r;
 
@@ -57,9 +58,9 @@ static void profile_workload(char **argv, const HarnessRun *run, HarnessResult *
 		argv[0], res->profile->n_samples, res->truncated, res->unwind_failures,
 		res->cache_state);
 	/* UNWIND_TEST_VERBOSE=N shows the first N stacks */
-	if (getenv("UNWIND_TEST_VERBOSE"))
-		for (size_t i = 0; i < res->profile->n_samples && i < (size_t)atoi(getenv("UNWIND_TEST_VERBOSE")); i++)
-			print_stack(res->profile, res->profile->samples[i].stack);
+	verbose = getenv("UNWIND_TEST_VERBOSE");
+	for (size_t i = 0; verbose && i < res->profile->n_samples && i < strtoul(verbose, NULL, 10); i++)
+		print_stack(res->profile, res->profile->samples[i].stack);
 }
 
 /* Of the samples whose self function is one of 'busy', how many reach one of 'roots'? */
@@ -475,7 +476,8 @@ static double perf_self_share(const char *perf, const char *data, const char *na
  */
 static int test_perf(char **args)
 {
-	char *argv[] = { args[0], (char *)"4", (char *)"2", NULL };
+	/* outlives both windows even when perf is slow to start: perf stops early if its target exits */
+	char *argv[] = { args[0], (char *)"10", (char *)"2", NULL };
 	char data[] = "/tmp/profd-unwind-perf-XXXXXX", pid_arg[16];
 	static const char *const functions[] = { "split_heavy", "split_light", NULL };
 	HarnessRun run = { .seconds = 2.5 };
@@ -495,7 +497,8 @@ static int test_perf(char **args)
 		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
+		if (!getenv("UNWIND_TEST_VERBOSE"))
+			dup2(null, STDERR_FILENO);
 		execl(args[1], "perf", "record", "-q", "-F", "999", "--call-graph", "dwarf", "-o", data,
 		      "-p", pid_arg, "--", "sleep", "2.5", (char *)NULL);
 		_exit(127);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "hash.h"
 
 #define DEFAULT_DEBUGINFO_PATH "-:.debug:/usr/lib/debug"
 #define VDSO_NAME "[vdso]"
@@ -115,20 +116,6 @@ static int vdso_open(AddressSpace *s)
 	return 0;
 }
 
-static uint64_t hash_mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 31);
-}
-
-static uint64_t hash_string(uint64_t h, const char *s)
-{
-	for (; *s; s++)
-		h = hash_mix(h, (unsigned char)*s);
-	return h;
-}
-
 static bool is_reportable(const ProcessMapping *m)
 {
 	return m->path && (m->path[0] == '/' || strcmp(m->path, VDSO_NAME) == 0);
@@ -179,7 +166,7 @@ static int add_to_signature(AddressSpace *s, const char *path, uint64_t base, vo
 {
 	uint64_t *h = arg;
 
-	*h = hash_mix(hash_string(*h, path), base);
+	*h = hash_combine(hash_string(*h, path), base);
 	return 0;
 }
 

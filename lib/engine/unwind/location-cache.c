@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "hash.h"
 
 typedef struct Slot {
 	uint64_t addr; /* 0: empty (address 0 is never code) */
@@ -21,9 +22,7 @@ struct LocationCache {
 
 static size_t slot_of(const LocationCache *c, uint64_t addr)
 {
-	uint64_t h = addr * 0x9e3779b97f4a7c15ULL;
-
-	return (h ^ (h >> 29)) & c->mask;
+	return hash_finalize(addr) & c->mask;
 }
 
 LocationCache *location_cache_free(LocationCache *c)

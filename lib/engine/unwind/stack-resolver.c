@@ -20,7 +20,10 @@
 #include "symbolize.h"
 
 struct StackResolver {
-	StackResolverOptions options;
+	StackUnwindMode mode;
+	bool kernel;
+	uint32_t max_depth;
+	char *perf_map_path; /* NULL: /tmp/perf-<pid>.map */
 	SymbolCache *cache, *own_cache;
 	AddressSpace *space;
 	Unwinder *unwinder;
@@ -59,6 +62,7 @@ StackResolver *stack_resolver_free(StackResolver *r)
 	symbol_cache_free(r->own_cache);
 	free(r->pcs);
 	free(r->ids);
+	free(r->perf_map_path);
 	free(r);
 	return NULL;
 }
@@ -75,11 +79,16 @@ int stack_resolver_new(const StackResolverOptions *options, StackResolver **ret)
 
 	if (!r)
 		return -ENOMEM;
-	r->options = *options;
-	if (r->options.max_depth == 0)
-		r->options.max_depth = STACK_RESOLVER_DEFAULT_MAX_DEPTH;
-	if (r->options.mode != STACK_UNWIND_DWARF && r->options.mode != STACK_UNWIND_FP)
+	if (options->mode != STACK_UNWIND_DWARF && options->mode != STACK_UNWIND_FP)
 		return -EINVAL;
+	r->mode = options->mode;
+	r->kernel = options->kernel;
+	r->max_depth = options->max_depth ?: STACK_RESOLVER_DEFAULT_MAX_DEPTH;
+	if (options->perf_map_path) {
+		r->perf_map_path = strdup(options->perf_map_path);
+		if (!r->perf_map_path)
+			return -ENOMEM;
+	}
 	r->cache = options->cache;
 	if (!r->cache) {
 		k = symbol_cache_new(&r->own_cache);
@@ -96,11 +105,9 @@ int stack_resolver_new(const StackResolverOptions *options, StackResolver **ret)
 	k = location_cache_new(&r->locations);
 	if (k < 0)
 		return k;
-	r->pcs = calloc(r->options.max_depth, sizeof(uint64_t));
+	r->pcs = calloc(r->max_depth, sizeof(uint64_t));
 	if (!r->pcs)
 		return -ENOMEM;
-	r->options.cache = NULL; /* not needed past here; the borrowed pointer is r->cache */
-	r->options.debuginfo_path = NULL;
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -146,7 +153,7 @@ static int reserve_ids(StackResolver *r, size_t n)
 
 	if (n <= r->ids_allocated)
 		return 0;
-	a = r->ids_allocated ? r->ids_allocated * 2 : 4 * (size_t)r->options.max_depth;
+	a = r->ids_allocated ? r->ids_allocated * 2 : 4 * (size_t)r->max_depth;
 	while (a < n)
 		a *= 2;
 	p = reallocarray(r->ids, a, sizeof(uint32_t));
@@ -220,7 +227,7 @@ static int resolve_jit_address(StackResolver *r, Profile *p, uint64_t addr, uint
 	int k;
 
 	if (!r->perf_map) {
-		k = perf_map_new(r->pid, r->options.perf_map_path, &r->perf_map);
+		k = perf_map_new(r->pid, r->perf_map_path, &r->perf_map);
 		if (k < 0)
 			return k;
 	}
@@ -329,8 +336,8 @@ static int add_kernel_frames(StackResolver *r, Profile *p, const PerfSample *s,
 	size_t n = callchain_section(s, PERF_CONTEXT_KERNEL, &chain);
 	int k;
 
-	if (n > r->options.max_depth)
-		n = r->options.max_depth;
+	if (n > r->max_depth)
+		n = r->max_depth;
 	for (size_t i = 0; i < n; i++) {
 		k = add_location(r, p, maps, chain[i], true, n_ids);
 		if (k < 0)
@@ -342,12 +349,12 @@ static int add_kernel_frames(StackResolver *r, Profile *p, const PerfSample *s,
 /* User lookup addresses: DWARF-unwound, or the frame-pointer callchain. */
 static int collect_user_pcs(StackResolver *r, const PerfSample *s, size_t *ret_n, SampleStack *st)
 {
-	size_t max = r->options.max_depth, n;
+	size_t max = r->max_depth, n;
 	const uint64_t *chain;
 	bool truncated = false;
 	int k;
 
-	if (r->options.mode == STACK_UNWIND_DWARF && s->n_regs > 0) {
+	if (r->mode == STACK_UNWIND_DWARF && s->n_regs > 0) {
 		k = unwind_sample(r->unwinder, s, r->pcs, max, &truncated);
 		if (k < 0)
 			return k;
@@ -390,7 +397,7 @@ int stack_resolver_resolve(void *userdata, const PerfSample *sample, const Proce
 	if (!r->cache_state_known)
 		decide_cache_state(r, maps);
 
-	if (r->options.kernel) {
+	if (r->kernel) {
 		k = add_kernel_frames(r, profile, sample, maps, &n_ids);
 		if (k < 0)
 			return k;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "hash.h"
 
 /* Bump allocator: entries never move and are freed all at once with the cache. */
 typedef struct ArenaBlock {
@@ -41,30 +42,9 @@ struct SymbolCache {
 	int kernel_error; /* loading failed once: do not re-read kallsyms per sample */
 };
 
-static uint64_t hash_mix(uint64_t h)
-{
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
-}
-
-static uint64_t hash_string(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return hash_mix(h);
-}
-
 static uint64_t hash_location(const char *key, uint64_t address)
 {
-	return hash_mix((uint64_t)(uintptr_t)key * 31 + address);
+	return hash_combine((uint64_t)(uintptr_t)key, address);
 }
 
 static void *arena_alloc(SymbolCache *c, size_t size)
@@ -159,7 +139,7 @@ static int pointer_set_grow(const char ***slots, size_t *mask, size_t count, boo
 
 		if (!s)
 			continue;
-		j = (by_identity ? hash_mix((uintptr_t)s) : hash_string(s)) & new_mask;
+		j = (by_identity ? hash_finalize((uintptr_t)s) : hash_string(0, s)) & new_mask;
 		while (n[j])
 			j = (j + 1) & new_mask;
 		n[j] = s;
@@ -179,7 +159,7 @@ static int intern_locked(SymbolCache *c, const char *s, const char **ret)
 	r = pointer_set_grow(&c->strings, &c->strings_mask, c->n_strings, false);
 	if (r < 0)
 		return r;
-	for (j = hash_string(s) & c->strings_mask; c->strings[j]; j = (j + 1) & c->strings_mask)
+	for (j = hash_string(0, s) & c->strings_mask; c->strings[j]; j = (j + 1) & c->strings_mask)
 		if (strcmp(c->strings[j], s) == 0) {
 			*ret = c->strings[j];
 			return 0;
@@ -308,7 +288,7 @@ bool symbol_cache_test_and_mark_module(SymbolCache *c, const char *key)
 	pthread_mutex_lock(&c->lock);
 	if (pointer_set_grow(&c->modules, &c->modules_mask, c->n_modules, true) < 0)
 		goto out;
-	for (j = hash_mix((uintptr_t)key) & c->modules_mask; c->modules[j]; j = (j + 1) & c->modules_mask)
+	for (j = hash_finalize((uintptr_t)key) & c->modules_mask; c->modules[j]; j = (j + 1) & c->modules_mask)
 		if (c->modules[j] == key) {
 			seen = true;
 			goto out;
