@@ -83,7 +83,7 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 
 	if (asprintf(&runs_dir, "%s/runs", m->state_dir) < 0)
 		return -ENOMEM;
-	r = run_store_new(runs_dir, m->config.max_runs, &m->runs);
+	r = run_store_new(runs_dir, m->config.max_runs, event, &m->runs);
 	if (r < 0)
 		return log_error_errno(r, "cannot open run store '%s': %s", runs_dir, strerror(-r));
 	r = run_store_load(m->runs, m->config.max_record_bytes, log_corrupt_run, NULL);
@@ -492,12 +492,32 @@ static uint64_t now_realtime_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
 }
 
+typedef struct SubmitReply {
+	sd_bus_message *message;
+	char *run_id;
+} SubmitReply;
+
+/* The record is on disk: only now does the client hear it was stored. */
+static void submit_run_saved(int error, void *userdata)
+{
+	SubmitReply *s = userdata;
+
+	if (error < 0)
+		sd_bus_reply_method_errnof(s->message, error, "cannot save run '%s': %s", s->run_id,
+					   strerror(-error));
+	else
+		sd_bus_reply_method_return(s->message, "s", s->run_id);
+	sd_bus_message_unref(s->message);
+	free(s->run_id);
+	free(s);
+}
+
 static int method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	_cleanup_run_profile_ RunProfile *p = NULL;
 	_cleanup_free_ char *why = NULL;
 	Manager *m = userdata;
-	const StoredRun *run;
+	SubmitReply *reply;
 	const char *json;
 	size_t len;
 	uid_t uid;
@@ -520,7 +540,18 @@ static int method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error *
 	r = access_sender_uid(msg, &uid);
 	if (r < 0)
 		return r;
-	r = run_store_put(m->runs, p, uid, now_realtime_usec(), &run);
+	reply = calloc(1, sizeof(*reply));
+	if (!reply || !(reply->run_id = strdup(p->identity.run_id))) {
+		free(reply);
+		return -ENOMEM;
+	}
+	reply->message = sd_bus_message_ref(msg);
+	r = run_store_put(m->runs, p, uid, now_realtime_usec(), NULL, submit_run_saved, reply);
+	if (r < 0) {
+		sd_bus_message_unref(reply->message);
+		free(reply->run_id);
+		free(reply);
+	}
 	if (r == -EPERM)
 		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
 					 "run id '%s' belongs to another user", p->identity.run_id);
@@ -528,7 +559,7 @@ static int method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error *
 		return sd_bus_error_set_errnof(error, r, "cannot store run '%s': %s",
 					       p->identity.run_id, strerror(-r));
 	manager_update_status(m);
-	return sd_bus_reply_method_return(msg, "s", run->run_id);
+	return 1; /* submit_run_saved() replies */
 }
 
 static int method_delete_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)

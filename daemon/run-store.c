@@ -12,12 +12,14 @@
 #include "atomic-file.h"
 #include "cleanup.h"
 #include "run-store.h"
+#include "worker-pool.h"
 
 #define RUN_FILE_MAGIC "profd-run-v1"
 #define RUN_FILE_SUFFIX ".run"
 
 struct RunStore {
 	char *dir;
+	WorkerPool *io; /* one thread: file writes and removals happen in the order queued */
 	uint32_t max_runs;
 	uint64_t next_seq;
 	StoredRun **runs; /* oldest first */
@@ -125,19 +127,75 @@ static void run_file_name(uint64_t seq, char buf[static 32])
 	snprintf(buf, 32, "%016" PRIx64 RUN_FILE_SUFFIX, seq);
 }
 
-/* Forget the run at index i, and its file. */
+/* A change to the files, done on the store's I/O thread. */
+typedef struct FileJob {
+	RunStore *store;
+	char name[32];     /* file to write, or "" */
+	char *content;
+	size_t size;
+	char old_name[32]; /* file to remove after the write, or "" */
+	int error;
+	RunStoreDoneFn done;
+	void *userdata;
+} FileJob;
+
+static void file_job_work(void *userdata)
+{
+	FileJob *j = userdata;
+
+	if (j->name[0])
+		j->error = write_file_atomic(j->store->dir, j->name, j->content, j->size);
+	/* the replacement is durable (or failed and the old file must stay) */
+	if (j->old_name[0] && j->error == 0) {
+		_cleanup_free_ char *path = NULL;
+
+		if (asprintf(&path, "%s/%s", j->store->dir, j->old_name) >= 0)
+			unlink(path);
+	}
+}
+
+static void file_job_done(void *userdata)
+{
+	FileJob *j = userdata;
+
+	if (j->done)
+		j->done(j->error, j->userdata);
+	free(j->content);
+	free(j);
+}
+
+/* Queue writing 'content' (taken over) as 'seq' and/or removing 'old_seq' (UINT64_MAX: none). */
+static int store_queue_files(RunStore *s, uint64_t seq, char *content, size_t size,
+			     uint64_t old_seq, RunStoreDoneFn done, void *userdata)
+{
+	FileJob *j = calloc(1, sizeof(*j));
+	int r;
+
+	if (!j) {
+		free(content);
+		return -ENOMEM;
+	}
+	*j = (FileJob){ .store = s, .content = content, .size = size, .done = done,
+			.userdata = userdata };
+	if (content)
+		run_file_name(seq, j->name);
+	if (old_seq != UINT64_MAX)
+		run_file_name(old_seq, j->old_name);
+	r = worker_pool_submit(s->io, file_job_work, file_job_done, j);
+	if (r < 0) {
+		free(j->content);
+		free(j);
+	}
+	return r;
+}
+
+/* Forget the run at index i, and (soon) its file. */
 static void store_remove_at(RunStore *s, size_t i)
 {
 	StoredRun *r = s->runs[i];
-	char name[32];
-	int dfd;
 
-	run_file_name(r->seq, name);
-	dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		unlinkat(dfd, name, 0);
-		close(dfd);
-	}
+	/* if this fails the file stays, and the run returns after a restart: no harm */
+	store_queue_files(s, 0, NULL, 0, r->seq, NULL, NULL);
 	index_remove(s, r);
 	memmove(s->runs + i, s->runs + i + 1, (s->n_runs - i - 1) * sizeof(*s->runs));
 	s->n_runs--;
@@ -169,9 +227,10 @@ static int stored_run_new(const RunProfile *p, const char *json, size_t json_siz
 	return 0;
 }
 
-int run_store_new(const char *dir, uint32_t max_runs, RunStore **ret)
+int run_store_new(const char *dir, uint32_t max_runs, sd_event *event, RunStore **ret)
 {
 	_cleanup_(run_store_freep) RunStore *s = NULL;
+	int r;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return negative_errno();
@@ -182,6 +241,9 @@ int run_store_new(const char *dir, uint32_t max_runs, RunStore **ret)
 	if (!s->dir)
 		return -ENOMEM;
 	s->max_runs = max_runs;
+	r = worker_pool_new(event, 1, &s->io);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -190,6 +252,7 @@ RunStore *run_store_free(RunStore *s)
 {
 	if (!s)
 		return NULL;
+	worker_pool_free(s->io); /* pending writes finish first */
 	for (size_t i = 0; i < s->n_runs; i++)
 		stored_run_free(s->runs[i]);
 	free(s->runs);
@@ -307,12 +370,12 @@ int run_store_load(RunStore *s, size_t max_record_bytes, RunStoreCorruptFn on_co
 }
 
 int run_store_put(RunStore *s, const RunProfile *p, uid_t owner, uint64_t finished_usec,
-		  const StoredRun **ret)
+		  const StoredRun **ret, RunStoreDoneFn done, void *userdata)
 {
 	_cleanup_free_ char *json = NULL, *file = NULL;
 	_cleanup_(stored_run_freep) StoredRun *run = NULL;
 	const StoredRun *old;
-	char name[32];
+	uint64_t old_seq = UINT64_MAX;
 	int n, r;
 
 	old = run_store_get(s, p->identity.run_id);
@@ -329,26 +392,30 @@ int run_store_put(RunStore *s, const RunProfile *p, uid_t owner, uint64_t finish
 	r = stored_run_new(p, json, strlen(json), owner, s->next_seq, finished_usec, &run);
 	if (r < 0)
 		return r;
-	run_file_name(run->seq, name);
-	r = write_file_atomic(s->dir, name, file, (size_t)n);
-	if (r < 0)
-		return r;
-
-	/* the new file is durable: now the old one may go */
-	if (old)
-		for (size_t i = 0; i < s->n_runs; i++)
-			if (s->runs[i] == old) {
-				store_remove_at(s, i);
-				break;
-			}
 	r = store_append(s, run);
 	if (r < 0)
-		return r; /* the file stays and is loaded at the next start */
+		return r;
+	/* the old file goes once the new one is durable, in the same job */
+	if (old) {
+		old_seq = old->seq;
+		index_remove(s, old);
+		for (size_t i = 0; i < s->n_runs; i++)
+			if (s->runs[i] == old) {
+				memmove(s->runs + i, s->runs + i + 1,
+					(s->n_runs - i - 1) * sizeof(*s->runs));
+				s->n_runs--;
+				break;
+			}
+		stored_run_free((StoredRun *)old);
+	}
 	old = TAKE_PTR(run);
+	r = store_queue_files(s, old->seq, TAKE_PTR(file), (size_t)n, old_seq, done, userdata);
+	if (r < 0)
+		return r; /* kept in memory only; the caller hears it was not saved */
 	while (s->n_runs > s->max_runs)
 		store_remove_at(s, 0);
 	if (ret)
-		*ret = old;
+		*ret = old; /* the newest run is never the one evicted */
 	return 0;
 }
 

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <systemd/sd-event.h>
+
 #include "record.h"
 
 typedef struct StoredRun {
@@ -32,8 +34,11 @@ typedef struct StoredRun {
 
 typedef struct RunStore RunStore;
 
-/* Create 'dir' if needed. */
-int run_store_new(const char *dir, uint32_t max_runs, RunStore **ret);
+/*
+ * Create 'dir' if needed. File writes happen on a thread of the store whose
+ * completions arrive on 'event', so no bus client waits for another's fsync.
+ */
+int run_store_new(const char *dir, uint32_t max_runs, sd_event *event, RunStore **ret);
 RunStore *run_store_free(RunStore *s);
 void run_store_freep(RunStore **s);
 
@@ -43,12 +48,17 @@ typedef void (*RunStoreCorruptFn)(const char *path, const char *reason, void *us
 int run_store_load(RunStore *s, size_t max_record_bytes, RunStoreCorruptFn on_corrupt,
 		   void *userdata);
 
+/* Called on the event loop once a run's file is durable (error 0) or could not be written. */
+typedef void (*RunStoreDoneFn)(int error, void *userdata);
+
 /*
- * Store 'p' for 'owner', durably, replacing a run with the same id; evicts
- * the oldest runs beyond the cap. -EPERM when that id belongs to another uid.
+ * Store 'p' for 'owner', replacing a run with the same id, and evict the
+ * oldest runs beyond the cap. The run is visible at once (*ret); its file is
+ * written in the background and 'done' (may be NULL) says when it is
+ * durable. -EPERM when that id belongs to another uid.
  */
 int run_store_put(RunStore *s, const RunProfile *p, uid_t owner, uint64_t finished_usec,
-		  const StoredRun **ret);
+		  const StoredRun **ret, RunStoreDoneFn done, void *userdata);
 /* NULL when there is no such run. */
 const StoredRun *run_store_get(const RunStore *s, const char *run_id);
 /* -ENOENT when there is no such run. */

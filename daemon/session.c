@@ -154,6 +154,12 @@ static void session_emit_changed(Session *s)
 		log_warning("cannot announce the state of session %s: %s", s->id, strerror(-r));
 }
 
+static void session_run_saved(int error, void *userdata)
+{
+	if (error < 0)
+		log_error("cannot save a session's run record: %s", strerror(-error));
+}
+
 static void session_resolve_done(void *userdata)
 {
 	Session *s = userdata;
@@ -163,7 +169,8 @@ static void session_resolve_done(void *userdata)
 	if (s->record) {
 		const StoredRun *run;
 
-		r = run_store_put(m->runs, s->record, s->owner, now_usec(CLOCK_REALTIME), &run);
+		r = run_store_put(m->runs, s->record, s->owner, now_usec(CLOCK_REALTIME), &run,
+				  session_run_saved, NULL);
 		if (r < 0)
 			log_error("cannot store the run record of session %s: %s", s->id, strerror(-r));
 		else if (!(s->run_id = strdup(run->run_id)))
