@@ -6,6 +6,7 @@
 # events and export formats.
 source "$(dirname "$0")/lib.sh"
 
+echo "MaxExportBytes=4096" >"$T/profd.conf"
 start_bus
 start_profd
 
@@ -80,6 +81,12 @@ ok "all options accepted with the right types"
 
 msg=$(expect_error org.freedesktop.DBus.Error.InvalidArgs bctl call $DEST "$p" $SES Export s jpeg)
 ok "unknown export format: InvalidArgs: $msg"
+msg=$(expect_error org.freedesktop.DBus.Error.LimitsExceeded bctl call $DEST "$p" $SES Export s svg)
+"$EXPORT_TO_FD" "$BUS" "$p" svg "$T/flame.svg" 2>/dev/null || fail "ExportToFd of a large export failed"
+(( $(stat -c %s "$T/flame.svg") > 4096 )) || fail "the svg export is not above the limit"
+python3 -c 'import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])' "$T/flame.svg" ||
+	fail "the svg export through ExportToFd is not well-formed XML"
+ok "Export above MaxExportBytes: LimitsExceeded ($msg); ExportToFd has no limit"
 p=$(start_session "$target" 99 5000000)
 msg=$(expect_error org.profd.Profiler1.Error.NotReady bctl call $DEST "$p" $SES Export s folded)
 ok "Export while sampling: NotReady: $msg"
