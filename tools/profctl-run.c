@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * profctl run SUBVERB: one run record. `render` works offline on a file;
- * show/submit/delete (via the daemon) plug into the same sub-verb table.
+ * show, submit and delete ask the daemon.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cleanup.h"
+#include "profctl-bus.h"
 #include "profctl.h"
 #include "record.h"
 
@@ -148,11 +149,136 @@ static int verb_run_render(const ProfctlContext *ctx, int argc, char **argv)
 	return PROFCTL_EXIT_SUCCESS;
 }
 
+/* Parse "[--json] [--help] ARG"; returns 1 with *ret_arg set, 0 after help, -EINVAL on misuse. */
+static int parse_one_argument(int argc, char **argv, const char *usage, bool *json, const char **ret_arg)
+{
+	enum { ARG_JSON = 0x100 };
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, ARG_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+		switch (c) {
+		case ARG_JSON:
+			if (!json)
+				goto usage;
+			*json = true;
+			break;
+		case 'h':
+			printf("Usage: profctl %s\n", usage);
+			return 0;
+		default:
+			goto usage;
+		}
+	if (optind + 1 == argc) {
+		*ret_arg = argv[optind];
+		return 1;
+	}
+usage:
+	fprintf(stderr, "Usage: profctl %s\n", usage);
+	return -EINVAL;
+}
+
+static int verb_run_show(const ProfctlContext *ctx, int argc, char **argv)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(run_profile_freep) RunProfile *profile = NULL;
+	_cleanup_free_ char *error = NULL, *out = NULL, *what = NULL;
+	bool json = ctx->json;
+	const char *run_id, *data;
+	int r;
+
+	r = parse_one_argument(argc, argv, "run show RUN [--json]", &json, &run_id);
+	if (r <= 0)
+		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
+	if (asprintf(&what, "cannot get run '%s'", run_id) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	if (profctl_bus_open(ctx, &bus) < 0 || profctl_call_manager(bus, what, "GetRun", &reply, "s", run_id) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	r = sd_bus_message_read(reply, "s", &data);
+	if (r >= 0) {
+		r = record_parse(data, strlen(data), &profile, &error);
+		if (r == -EINVAL)
+			fprintf(stderr, "profctl: profd sent an invalid record for run '%s': %s\n", run_id, error);
+	}
+	if (r >= 0)
+		r = json ? record_serialise(profile, true, &out) : record_render_text(profile, &out);
+	if (r < 0) {
+		if (r != -EINVAL)
+			fprintf(stderr, "profctl: cannot show run '%s': %s\n", run_id, strerror(-r));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	fputs(out, stdout);
+	if (json)
+		putchar('\n');
+	return PROFCTL_EXIT_SUCCESS;
+}
+
+static int verb_run_submit(const ProfctlContext *ctx, int argc, char **argv)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ char *data = NULL, *what = NULL;
+	const char *path, *run_id;
+	size_t len;
+	int r;
+
+	r = parse_one_argument(argc, argv, "run submit FILE", NULL, &path);
+	if (r <= 0)
+		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
+	r = read_record_file(path, &data, &len);
+	if (r < 0) {
+		fprintf(stderr, "profctl: cannot read record '%s': %s\n", path, strerror(-r));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	if (len == 0 || memchr(data, '\0', len)) {
+		fprintf(stderr, "profctl: invalid record '%s': %s\n", path,
+			len == 0 ? "the file is empty" : "binary data, not JSON");
+		return PROFCTL_EXIT_FAILURE;
+	}
+	data[len] = '\0'; /* read_record_file leaves room: its buffer grows before it is full */
+	if (asprintf(&what, "cannot submit run record '%s'", path) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	if (profctl_bus_open(ctx, &bus) < 0 || profctl_call_manager(bus, what, "SubmitRun", &reply, "s", data) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	r = sd_bus_message_read(reply, "s", &run_id);
+	if (r < 0) {
+		fprintf(stderr, "profctl: cannot read profd's answer: %s\n", strerror(-r));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	printf("%s\n", run_id);
+	return PROFCTL_EXIT_SUCCESS;
+}
+
+static int verb_run_delete(const ProfctlContext *ctx, int argc, char **argv)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_free_ char *what = NULL;
+	const char *run_id;
+	int r;
+
+	r = parse_one_argument(argc, argv, "run delete RUN", NULL, &run_id);
+	if (r <= 0)
+		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
+	if (asprintf(&what, "cannot delete run '%s'", run_id) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	if (profctl_bus_open(ctx, &bus) < 0 || profctl_call_manager(bus, what, "DeleteRun", NULL, "s", run_id) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	return PROFCTL_EXIT_SUCCESS;
+}
+
 static const struct {
 	const char *name;
 	ProfctlVerb run;
 	const char *summary;
 } run_verbs[] = {
+	{ "show", verb_run_show, "print a run record the daemon keeps" },
+	{ "submit", verb_run_submit, "hand a record file to the daemon to keep" },
+	{ "delete", verb_run_delete, "delete a run record" },
 	{ "render", verb_run_render, "validate a record file and print it (offline)" },
 };
 
