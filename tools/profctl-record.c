@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -262,6 +263,17 @@ static int write_output(SamplingSession *s, const RecordArgs *a, FILE *out)
 	}
 }
 
+/* A session needs threads x CPUs fds; the soft limit of 1024 is too low for big targets. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int record_local(const RecordArgs *a)
 {
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
@@ -270,6 +282,7 @@ static int record_local(const RecordArgs *a)
 	FILE *out = stdout;
 	int r, k;
 
+	raise_fd_limit();
 	r = sampling_session_new(a->pid, &a->options, &s);
 	if (r < 0) {
 		print_session_error(a, r);

@@ -5,7 +5,7 @@
  * pause_nanos, the time the target did not run because it was sampled. The
  * kernel does not report what a software-event sample costs the sampled
  * thread, so this is an estimate: samples x a per-sample cost measured by
- * tests/bench/bench-sampling-overhead (see BENCHMARKS.md, "Sampling engine").
+ * `bench-sampling slowdown` (see BENCHMARKS.md, "Sampling engine").
  */
 
 #include "metrics.h"

@@ -734,6 +734,8 @@ static int session_finish(SamplingSession *s, const char *reason)
 	(void)timer_arm(s->tick_fd, 0, 0, 0);
 	(void)timer_arm(s->deadline_fd, 0, 0, 0);
 	fd_consume(s->stop_fd);
+	/* an exited target's pidfd stays readable: it must not keep waking the caller's loop */
+	s->pid_fd = safe_close(s->pid_fd);
 	/* the rings are locked memory: give them back now, not when the caller frees us */
 	session_close_events(s);
 	return r;

@@ -15,12 +15,18 @@
  *   then either sampling_session_run() (blocks until done), or integrate
  *   sampling_session_get_fd() into an event loop and call
  *   sampling_session_process() whenever it is readable (or at the deadline)
- *   until it returns 0.
+ *   until it returns 0; then take the fd out of the loop (the session's
+ *   fds are quiet once finished, but a late stop() still makes it readable).
  *   sampling_session_stop() ends the window early from any thread (and is
  *   async-signal-safe: it only write()s an eventfd).
  *
  * The Profile and the metrics stay readable after the session finished, until
  * sampling_session_free().
+ *
+ * A session holds one perf event per thread and online CPU (inherited events
+ * can only be mapped per CPU): a target with T threads on C CPUs costs T x C
+ * file descriptors, so callers profiling big programs should raise
+ * RLIMIT_NOFILE's soft limit (-EMFILE otherwise).
  */
 
 #include <stdbool.h>
