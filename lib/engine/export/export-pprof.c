@@ -10,6 +10,7 @@
  * whose Line list runs innermost first, as pprof expects.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -22,13 +23,12 @@
 typedef Perftools__Profiles__Profile PprofProfile;
 typedef Perftools__Profiles__ValueType PprofValueType;
 typedef Perftools__Profiles__Sample PprofSample;
-typedef Perftools__Profiles__Label PprofLabel;
 typedef Perftools__Profiles__Mapping PprofMapping;
 typedef Perftools__Profiles__Location PprofLocation;
 typedef Perftools__Profiles__Line PprofLine;
 typedef Perftools__Profiles__Function PprofFunction;
 
-enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, STR_TID, _STR_FIXED };
+enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS, _STR_FIXED };
 
 typedef struct Pprof {
 	const Folding *folding;
@@ -59,8 +59,6 @@ typedef struct Pprof {
 
 	PprofSample *samples;
 	PprofSample **sample_ptrs;
-	PprofLabel *labels;
-	PprofLabel **label_ptrs;
 	uint64_t *location_ids;
 	int64_t *values;
 	size_t n_samples;
@@ -94,8 +92,6 @@ static void pprof_done(Pprof *b)
 	free(b->line_ptrs);
 	free(b->samples);
 	free(b->sample_ptrs);
-	free(b->labels);
-	free(b->label_ptrs);
 	free(b->location_ids);
 	free(b->values);
 	free(b->mapping_ptrs);
@@ -230,62 +226,65 @@ static int add_chains(Pprof *b)
 	return 0;
 }
 
+/*
+ * One Sample per leaf stack, the threads' counts added up: per-thread Samples
+ * (a tid label each) made pprof files several times larger and slower for
+ * many-threaded targets; the Firefox and speedscope exports keep the threads.
+ */
 static int add_samples(Pprof *b)
 {
 	const Folding *f = b->folding;
 	const Profile *p = b->p;
+	_cleanup_free_ uint64_t *count = calloc((size_t)p->n_stacks + 1, sizeof(uint64_t));
 	size_t n_ids = 0, at = 0, s = 0;
 
-	for (uint32_t t = 0; t < f->n_threads; t++) {
-		b->n_samples += f->threads[t].n_leaves;
-		for (size_t i = 0; i < f->threads[t].n_leaves; i++)
-			n_ids += b->depth_of_stack[f->threads[t].leaves[i].node];
-	}
+	if (!count)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < f->n_threads; t++)
+		for (size_t i = 0; i < f->threads[t].n_leaves; i++) {
+			const FoldCount *leaf = &f->threads[t].leaves[i];
+
+			if (count[leaf->node] == 0) {
+				b->n_samples++;
+				n_ids += b->depth_of_stack[leaf->node];
+			}
+			count[leaf->node] += leaf->count;
+		}
 	b->samples = calloc(b->n_samples + 1, sizeof(PprofSample));
 	b->sample_ptrs = malloc((b->n_samples + 1) * sizeof(PprofSample *));
-	b->labels = calloc(b->n_samples + 1, sizeof(PprofLabel));
-	b->label_ptrs = malloc((b->n_samples + 1) * sizeof(PprofLabel *));
 	b->values = malloc((b->n_samples + 1) * 2 * sizeof(int64_t));
 	b->location_ids = malloc((n_ids + 1) * sizeof(uint64_t));
 	b->location_chain = malloc(((size_t)p->n_stacks + 1) * sizeof(uint32_t));
-	if (!b->samples || !b->sample_ptrs || !b->labels || !b->label_ptrs || !b->values ||
-	    !b->location_ids || !b->location_chain)
+	if (!b->samples || !b->sample_ptrs || !b->values || !b->location_ids || !b->location_chain)
 		return -ENOMEM;
 
-	for (uint32_t t = 0; t < f->n_threads; t++)
-		for (size_t i = 0; i < f->threads[t].n_leaves; i++, s++) {
-			const FoldCount *leaf = &f->threads[t].leaves[i];
-			PprofSample *sample = &b->samples[s];
-			PprofLabel *label = &b->labels[s];
+	/* in stack node order, so the output does not depend on thread order */
+	for (uint32_t leaf = 0; leaf < p->n_stacks; leaf++) {
+		PprofSample *sample;
 
-			*label = (PprofLabel)PERFTOOLS__PROFILES__LABEL__INIT;
-			label->key = STR_TID;
-			label->num = f->threads[t].tid;
-			b->label_ptrs[s] = label;
+		if (count[leaf] == 0)
+			continue;
+		sample = &b->samples[s];
+		*sample = (PprofSample)PERFTOOLS__PROFILES__SAMPLE__INIT;
+		sample->location_id = b->location_ids + at;
+		sample->n_location_id = b->depth_of_stack[leaf];
+		sample->value = b->values + 2 * s;
+		sample->value[0] = (int64_t)count[leaf];
+		sample->value[1] = (int64_t)(count[leaf] * p->period_nanos);
+		sample->n_value = 2;
+		b->sample_ptrs[s++] = sample;
 
-			*sample = (PprofSample)PERFTOOLS__PROFILES__SAMPLE__INIT;
-			sample->location_id = b->location_ids + at;
-			sample->n_location_id = b->depth_of_stack[leaf->node];
-			sample->value = b->values + 2 * s;
-			sample->value[0] = (int64_t)leaf->count;
-			sample->value[1] = (int64_t)(leaf->count * p->period_nanos);
-			sample->n_value = 2;
-			sample->label = b->label_ptrs + s;
-			sample->n_label = 1;
-			b->sample_ptrs[s] = sample;
+		/* leaf first, one location per inline chain */
+		for (uint32_t node = leaf; node != PROFILE_NONE; node = p->stacks[b->group_top[node]].parent) {
+			uint32_t chain = b->chain_of_stack[node];
 
-			/* leaf first, one location per inline chain */
-			for (uint32_t node = leaf->node; node != PROFILE_NONE;
-			     node = p->stacks[b->group_top[node]].parent) {
-				uint32_t chain = b->chain_of_stack[node];
-
-				if (b->chain_location[chain] == 0) {
-					b->location_chain[b->n_locations] = chain;
-					b->chain_location[chain] = ++b->n_locations;
-				}
-				b->location_ids[at++] = b->chain_location[chain];
+			if (b->chain_location[chain] == 0) {
+				b->location_chain[b->n_locations] = chain;
+				b->chain_location[chain] = ++b->n_locations;
 			}
+			b->location_ids[at++] = b->chain_location[chain];
 		}
+	}
 	return 0;
 }
 
@@ -379,7 +378,6 @@ static int build(Pprof *b, PprofProfile *prof, PprofValueType *types)
 	b->strings[STR_COUNT] = (char *)"count";
 	b->strings[STR_CPU] = (char *)"cpu";
 	b->strings[STR_NANOSECONDS] = (char *)"nanoseconds";
-	b->strings[STR_TID] = (char *)"tid";
 	b->n_strings = _STR_FIXED;
 
 	r = id_map_new(64, &b->mapping_map);

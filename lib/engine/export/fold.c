@@ -15,6 +15,7 @@ Folding *folding_free(Folding *f)
 		return NULL;
 	free(f->nodes);
 	free(f->node_of_stack);
+	free(f->node_of_rank);
 	free(f->stacks);
 	free(f->threads);
 	free(f->sample_order);
@@ -112,7 +113,8 @@ static int rank_nodes(Folding *f)
 	first = calloc((size_t)n + 2, sizeof(uint32_t));
 	children = malloc(((size_t)n + 1) * sizeof(uint32_t));
 	todo = malloc(((size_t)n + 1) * sizeof(uint32_t));
-	if (!name_rank || !names || !first || !children || !todo)
+	f->node_of_rank = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	if (!name_rank || !names || !first || !children || !todo || !f->node_of_rank)
 		return -ENOMEM;
 	memset(name_rank, 0xff, (size_t)p->n_strings * sizeof(uint32_t));
 	for (uint32_t i = 0; i < n; i++) {
@@ -160,11 +162,45 @@ static int rank_nodes(Folding *f)
 	while (n_todo > 0) {
 		uint32_t node = todo[--n_todo];
 
+		f->node_of_rank[next_rank] = node;
 		f->nodes[node].rank = next_rank++;
 		for (uint32_t c = first[node + 1]; c > first[node]; c--)
 			todo[n_todo++] = children[c - 1];
 	}
 	return 0;
+}
+
+/*
+ * LSD radix sort of 64-bit keys, 11-bit digits (the counts fit on the stack and
+ * the code stays reentrant); passes where every key has the same digit are
+ * skipped, which for small counts and ranks is most of them.
+ */
+static void radix_sort(uint64_t *keys, uint64_t *tmp, size_t n)
+{
+	uint64_t *src = keys, *dst = tmp;
+
+	for (int shift = 0; shift < 64; shift += 11) {
+		size_t count[1 << 11] = {}, at = 0;
+		uint64_t *swap;
+
+		for (size_t i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0x7ff]++;
+		if (n == 0 || count[(src[0] >> shift) & 0x7ff] == n)
+			continue;
+		for (size_t d = 0; d < ELEMENTSOF(count); d++) {
+			size_t c = count[d];
+
+			count[d] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 0x7ff]++] = src[i];
+		swap = src;
+		src = dst;
+		dst = swap;
+	}
+	if (src != keys)
+		memcpy(keys, src, n * sizeof(uint64_t));
 }
 
 static int compare_hottest(const void *a, const void *b, void *userdata)
@@ -177,11 +213,23 @@ static int compare_hottest(const void *a, const void *b, void *userdata)
 	return (nodes[x->node].rank > nodes[y->node].rank) - (nodes[x->node].rank < nodes[y->node].rank);
 }
 
-static int compare_node(const void *a, const void *b)
+/* Hottest first, then lexicographic: one integer key per entry, radix sorted. */
+static void sort_hottest(const Folding *f, FoldCount *a, size_t n, uint64_t *keys, uint64_t *tmp)
 {
-	const FoldCount *x = a, *y = b;
-
-	return (x->node > y->node) - (x->node < y->node);
+	for (size_t i = 0; i < n; i++) {
+		if (a[i].count >= UINT32_MAX) {
+			/* beyond what the key holds: sort the slow way */
+			qsort_r(a, n, sizeof(FoldCount), compare_hottest, f->nodes);
+			return;
+		}
+		keys[i] = (uint64_t)(UINT32_MAX - a[i].count) << 32 | f->nodes[a[i].node].rank;
+	}
+	radix_sort(keys, tmp, n);
+	for (size_t i = 0; i < n; i++)
+		a[i] = (FoldCount){
+			.node = f->node_of_rank[keys[i] & UINT32_MAX],
+			.count = UINT32_MAX - (keys[i] >> 32),
+		};
 }
 
 static int compare_sample_time(const void *a, const void *b, void *userdata)
@@ -233,12 +281,23 @@ static size_t tally_take(Tally *t, FoldCount *out)
 	return n;
 }
 
+/* The same with out[] ordered by slot. */
+static size_t tally_take_by_slot(Tally *t, FoldCount *out, uint64_t *keys, uint64_t *tmp)
+{
+	for (uint32_t i = 0; i < t->n_touched; i++)
+		keys[i] = t->touched[i];
+	radix_sort(keys, tmp, t->n_touched);
+	for (uint32_t i = 0; i < t->n_touched; i++)
+		t->touched[i] = keys[i];
+	return tally_take(t, out);
+}
+
 static int count_samples(Folding *f)
 {
 	const Profile *p = f->profile;
 	_cleanup_(id_map_freep) IdMap *tids = NULL;
 	_cleanup_free_ uint32_t *thread_of_sample = NULL, *fill = NULL;
-	_cleanup_free_ uint64_t *count = NULL;
+	_cleanup_free_ uint64_t *count = NULL, *keys = NULL, *tmp = NULL;
 	_cleanup_free_ uint32_t *touched = NULL;
 	size_t n_slots = (size_t)(p->n_stacks > f->n_nodes ? p->n_stacks : f->n_nodes) + 1;
 	size_t n_leaves = 0, n_stacks = 0;
@@ -293,9 +352,11 @@ static int count_samples(Folding *f)
 
 	count = calloc(n_slots, sizeof(uint64_t));
 	touched = malloc(n_slots * sizeof(uint32_t));
+	keys = malloc(n_slots * sizeof(uint64_t));
+	tmp = malloc(n_slots * sizeof(uint64_t));
 	f->leaf_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
 	f->stack_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
-	if (!count || !touched || !f->leaf_storage || !f->stack_storage)
+	if (!count || !touched || !keys || !tmp || !f->leaf_storage || !f->stack_storage)
 		return -ENOMEM;
 	tally = (Tally){ .count = count, .touched = touched };
 
@@ -315,14 +376,13 @@ static int count_samples(Folding *f)
 			qsort_r(order, th->n_samples, sizeof(uint32_t), compare_sample_time,
 				p->samples);
 		th->samples = order;
-		th->n_leaves = tally_take(&tally, leaves);
-		qsort(leaves, th->n_leaves, sizeof(FoldCount), compare_node);
+		th->n_leaves = tally_take_by_slot(&tally, leaves, keys, tmp);
 		th->leaves = leaves;
 
 		for (size_t i = 0; i < th->n_leaves; i++)
 			tally_add(&tally, f->node_of_stack[leaves[i].node], leaves[i].count);
 		th->n_stacks = tally_take(&tally, stacks);
-		qsort_r(stacks, th->n_stacks, sizeof(FoldCount), compare_hottest, f->nodes);
+		sort_hottest(f, stacks, th->n_stacks, keys, tmp);
 		th->stacks = stacks;
 
 		at += th->n_samples;
@@ -338,7 +398,7 @@ static int count_samples(Folding *f)
 	if (!f->stacks)
 		return -ENOMEM;
 	f->n_stacks = tally_take(&tally, f->stacks);
-	qsort_r(f->stacks, f->n_stacks, sizeof(FoldCount), compare_hottest, f->nodes);
+	sort_hottest(f, f->stacks, f->n_stacks, keys, tmp);
 
 	f->n_threads = n_threads;
 	qsort(f->threads, n_threads, sizeof(FoldThread), compare_tid);

@@ -60,7 +60,8 @@ typedef struct Folding {
 	uint64_t n_samples; /* counted samples (non-empty stacks) */
 	uint64_t n_empty;   /* samples skipped for an empty stack */
 
-	/* private: storage behind the FoldThread slices */
+	/* private: rank -> name node, and storage behind the FoldThread slices */
+	uint32_t *node_of_rank;
 	uint32_t *sample_order;
 	FoldCount *leaf_storage;
 	FoldCount *stack_storage;

@@ -102,22 +102,6 @@ void write_xml_text(FILE *f, const char *str)
 	}
 }
 
-void write_folded_name(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case ';':
-			putc_unlocked(':', f);
-			break;
-		case '\n':
-		case '\r':
-			putc_unlocked(' ', f);
-			break;
-		default:
-			putc_unlocked(*s, f);
-		}
-}
-
 void write_u64(FILE *f, unsigned long long v)
 {
 	char buf[24], *p = buf + sizeof(buf);

@@ -13,7 +13,5 @@
 void write_json_string(FILE *f, const char *s);
 /* XML character data or attribute text (quotes escaped too); control characters become U+FFFD. */
 void write_xml_text(FILE *f, const char *s);
-/* A folded-stack frame: ';' becomes ':' and line breaks become spaces, so lines stay parseable. */
-void write_folded_name(FILE *f, const char *s);
 /* Unsigned decimal, faster than fprintf on hot output loops. */
 void write_u64(FILE *f, unsigned long long v);
