@@ -352,9 +352,9 @@ static int bench_late_thread(char *workload)
 				first = p->samples[i].time_ns;
 		}
 	/* the late thread spins from 1 s to 3 s after the workload starts */
-	printf("late thread: %" PRIu64 " samples of ~%u expected for 2 s busy (%.1f%%), "
-	       "first at %.1f ms into the session (thread created at ~1000 ms)\n",
-	       late, 2 * 999, 100.0 * late / (2 * 999), first / 1e6);
+	printf("late thread: %" PRIu64 " samples, the first %.1f ms into the session "
+	       "(the thread is created about 1000 ms in)\n",
+	       late, first / 1e6);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
@@ -365,14 +365,19 @@ static int bench_open_cost(char *workload, const char *threads)
 	pid_t pid = spawn_held(argv, -1, &go);
 	SamplingOptions o = { .hz = 99, .duration_nanos = NSEC / 2 };
 	SamplingSession *s = NULL;
-	uint64_t t0, t1;
+	uint64_t t0, t1, c0, c1;
+	struct timespec ts;
 	int r;
 
 	go_child(go);
 	usleep(300000); /* let it create its threads */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	c0 = (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 	t0 = now_ns();
 	r = sampling_session_new(pid, &o, &s);
 	t1 = now_ns();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	c1 = (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 	if (r < 0) {
 		fprintf(stderr, "open: %s\n", strerror(-r));
 		kill(pid, SIGKILL);
@@ -383,9 +388,11 @@ static int bench_open_cost(char *workload, const char *threads)
 		SamplingMetrics m;
 
 		sampling_session_get_metrics(s, &m);
-		printf("%" PRIu64 " threads x %ld CPUs: events opened in %.2f ms (%.1f us per thread)\n",
+		/* wall time suffers from the busy target competing for the CPUs; CPU time does not */
+		printf("%" PRIu64 " busy threads x %ld CPUs: events opened in %.2f ms wall, %.2f ms "
+		       "collector CPU (%.1f us CPU per thread)\n",
 		       m.threads_at_start, sysconf(_SC_NPROCESSORS_ONLN), (t1 - t0) / 1e6,
-		       (t1 - t0) / 1e3 / (double)m.threads_at_start);
+		       (c1 - c0) / 1e6, (c1 - c0) / 1e3 / (double)m.threads_at_start);
 	}
 	sampling_session_free(s);
 	kill(pid, SIGKILL);
