@@ -393,6 +393,31 @@ static void test_no_such_process(void)
 	check(r == -ESRCH, "pid 0: got %d", r);
 }
 
+/* A thread id stands for its whole process. */
+static void test_thread_id(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "2", "2", NULL), tid = 0;
+	SamplingOptions o = { .hz = 499, .duration_nanos = NSEC / 2 };
+	SamplingMetrics m;
+	char fn[64];
+	int r;
+
+	wait_threads(pid, 2, "workload-split");
+	/* the other thread: a tid above the pid, in /proc/<pid>/task */
+	for (pid_t t = pid + 1; t < pid + 64 && !tid; t++) {
+		snprintf(fn, sizeof(fn), "/proc/%d/task/%d", (int)pid, (int)t);
+		if (access(fn, F_OK) == 0)
+			tid = t;
+	}
+	check(tid != 0, "second thread not found");
+	r = run_session(tid, &o, 0, &m, NULL);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	check(m.threads_at_start == 2, "threads_at_start %llu", (unsigned long long)m.threads_at_start);
+	check(m.samples_captured > 0 && m.threads_seen == 2, "captured %llu seen %llu",
+	      (unsigned long long)m.samples_captured, (unsigned long long)m.threads_seen);
+}
+
 static void test_target_exits(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "1", "1", NULL);
@@ -547,6 +572,7 @@ static const struct {
 	{ "buffer-full", test_buffer_full },
 	{ "no-such-process", test_no_such_process },
 	{ "target-exits", test_target_exits },
+	{ "thread-id", test_thread_id },
 	{ "idle", test_idle },
 	{ "events-and-backends", test_events_and_backends },
 	{ "mmap-tracking", test_mmap_tracking },

@@ -438,8 +438,10 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 
 	if (!ret)
 		return -EINVAL;
-	if (pid <= 0)
-		return -ESRCH;
+	/* a thread id stands for its process: samples carry the process id */
+	r = task_get_tgid(pid, &pid);
+	if (r < 0)
+		return r;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)

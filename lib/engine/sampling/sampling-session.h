@@ -69,6 +69,7 @@ int sampling_max_hz(uint32_t *ret);
 int sampling_backend_check(const char *backend);
 int sampling_event_check(const char *event);
 
+/* 'pid' may be any thread of the target: the session profiles its whole process. */
 int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSession **ret);
 SamplingSession *sampling_session_free(SamplingSession *s);
 void sampling_session_freep(SamplingSession **s);

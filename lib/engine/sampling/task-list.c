@@ -61,6 +61,30 @@ int task_list_read(pid_t pid, pid_t **ret, size_t *ret_n)
 	return 0;
 }
 
+int task_get_tgid(pid_t tid, pid_t *ret)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t size = 0;
+	char fn[64];
+	int tgid;
+
+	if (tid <= 0)
+		return -ESRCH;
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)tid);
+	f = fopen(fn, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	while (getline(&line, &size, f) > 0)
+		if (sscanf(line, "Tgid: %d", &tgid) == 1) {
+			if (tgid <= 0)
+				return -ESRCH; /* an exited task reports 0 */
+			*ret = (pid_t)tgid;
+			return 0;
+		}
+	return -EBADMSG;
+}
+
 int task_read_comm(pid_t pid, pid_t tid, char ret[static 16])
 {
 	_cleanup_fclose_ FILE *f = NULL;
