@@ -62,6 +62,10 @@ void session_write_exports(void *userdata)
 				      strlen(s->metrics_json));
 	if (r == 0)
 		r = write_record(s);
+	/* last: a properties file saying "completed" means every export is there */
+	if (r == 0)
+		r = session_save_as(s, s->error ? SESSION_FAILED : SESSION_COMPLETED,
+				    s->record->identity.run_id);
 	s->resolve_error = r;
 }
 

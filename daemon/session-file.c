@@ -20,7 +20,7 @@
 
 #define SESSION_FILE_MAX (64 * 1024)
 
-int session_save(Session *s)
+int session_save_as(Session *s, SessionState state, const char *run_id)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t size = 0;
@@ -39,12 +39,12 @@ int session_save(Session *s)
 			"samples_captured=%" PRIu64 "\nsamples_dropped=%" PRIu64 "\n"
 			"threads_seen=%" PRIu64 "\nthreads_at_start=%" PRIu64 "\n"
 			"backend=%s\nevent=%s\nrun_id=%s\n",
-			s->id, (unsigned)s->owner, (int)s->pid, session_state_to_string(s->state),
+			s->id, (unsigned)s->owner, (int)s->pid, session_state_to_string(state),
 			s->created_usec, s->requested_hz, s->requested_duration_usec, mt->hz,
 			mt->effective_duration_nanos, mt->duration_nanos, mt->clamped,
 			mt->buffer_full, mt->samples_captured, mt->samples_dropped,
 			mt->threads_seen, mt->threads_at_start, s->backend ?: "", s->event ?: "",
-			s->run_id ?: "");
+			run_id ?: "");
 		fputs("error=", f);
 		for (const char *p = s->error ?: ""; *p; p++)
 			fputc(*p == '\n' ? ' ' : *p, f);
@@ -53,6 +53,11 @@ int session_save(Session *s)
 			return -ENOMEM;
 	}
 	return write_file_atomic(s->dir, SESSION_FILE, buf, size);
+}
+
+int session_save(Session *s)
+{
+	return session_save_as(s, s->state, s->run_id);
 }
 
 static int parse_u64(const char *v, uint64_t *ret)

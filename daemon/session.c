@@ -179,9 +179,13 @@ static void session_resolve_done(void *userdata)
 	}
 	s->record = run_profile_free(s->record);
 	s->profile = profile_free(s->profile);
+	if (s->resolve_error < 0 && !s->error &&
+	    asprintf(&s->error, "cannot write the exports to '%s': %s", s->dir,
+		     strerror(-s->resolve_error)) < 0)
+		s->error = NULL;
 	s->state = s->error ? SESSION_FAILED : SESSION_COMPLETED;
-	r = session_save(s);
-	if (r < 0)
+	/* the worker saved the properties, unless it failed on the way */
+	if (s->resolve_error < 0 && (r = session_save(s)) < 0)
 		log_error("cannot save session %s in '%s': %s", s->id, s->dir, strerror(-r));
 	log_info("session %s of pid %d %s: %" PRIu64 " samples, %" PRIu64 " dropped%s%s", s->id,
 		 (int)s->pid, session_state_to_string(s->state), s->metrics.samples_captured,

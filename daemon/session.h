@@ -102,6 +102,8 @@ int session_load_all(Manager *m);
 
 /* Persist the properties file. */
 int session_save(Session *s);
+/* The same with the state and run id the session is about to have (from a worker thread). */
+int session_save_as(Session *s, SessionState state, const char *run_id);
 /* The metrics JSON: live while sampling, final after. -ENODATA when there is none. */
 int session_format_live_metrics(Session *s, char **ret);
 

@@ -21,6 +21,17 @@ bctl call $DEST "$done_path" $SES Export s folded >"$T/folded.before"
 mgr GetRun s "$full_id" >"$T/full.before"
 mgr GetRun s "$done_run" >"$T/run.before"
 
+# --- the target exits mid-session: a normal end with what was gathered
+spawn "$WORKLOAD_SPLIT" 0.4 1
+short=$SPAWNED
+exit_path=$(start_session "$short" 199 20000000)
+[[ $(wait_finished "$exit_path") == completed ]] || fail "a target's exit failed its session"
+bctl call $DEST "$exit_path" $SES GetMetrics | grep -q 'end_reason.*target-exited' ||
+	fail "the metrics do not say the target exited"
+mgr GetRun s "$(prop "$exit_path" RunId)" | grep -q '\\"status\\":\\"completed\\"' ||
+	fail "the run of a session whose target exited is not completed"
+ok "target exit ends the session normally"
+
 # --- kill -9 while sampling
 busy_path=$(start_session "$target" 99 20000000)
 sleep 0.3
