@@ -333,6 +333,32 @@ static int test_stripped(char **args)
 	return 0;
 }
 
+/* A binary deleted while it runs (an upgrade): named through /proc/PID/map_files. */
+static int test_deleted(char **args)
+{
+	char tmp[] = "/tmp/profd-unwind-XXXXXX", exe[600];
+	char *argv[] = { exe, (char *)"3", (char *)"1", NULL };
+	HarnessRun run = { .seconds = 1.5 };
+	HarnessResult res;
+	pid_t pid;
+	int r;
+
+	harness_assert(mkdtemp(tmp), "mkdtemp: %m");
+	snprintf(exe, sizeof(exe), "%s/workload-split", tmp);
+	r = copy_file(args[0], exe, 0755);
+	harness_assert(r >= 0, "copy %s: %s", args[0], strerror(-r));
+	r = harness_spawn(argv, &pid);
+	harness_assert(r >= 0, "cannot start '%s': %s", exe, strerror(-r));
+	harness_assert(unlink(exe) == 0 && rmdir(tmp) == 0, "cannot remove %s: %m", exe);
+	r = harness_profile(pid, &run, &res);
+	harness_reap(pid);
+	harness_assert(r >= 0, "profiling failed: %s", strerror(-r));
+	check_reach(res.profile, split_busy, main_roots, 0.95);
+	check_source_line(res.profile, "split_heavy", false, "split.c");
+	harness_result_done(&res);
+	return 0;
+}
+
 static int test_jit(char **args)
 {
 	char *argv[] = { args[0], (char *)"2.5", NULL };
@@ -554,6 +580,7 @@ int main(int argc, char **argv)
 	} tests[] = {
 		{ "split", 1, test_split },       { "cxx", 1, test_cxx },
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
+		{ "deleted", 1, test_deleted },
 		{ "dlopen", 2, test_dlopen },     { "kernel", 1, test_kernel },
 		{ "fp", 1, test_fp },             { "cache", 1, test_cache },
 		{ "late-thread", 1, test_late_thread }, { "perf", 2, test_perf },

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,10 +124,12 @@ static bool is_reportable(const ProcessMapping *m)
 
 /*
  * Mapped files come as runs of mappings (one per segment) of the same path.
- * Calls 'fn' for each run that holds code, with the address its offset 0
- * would have: what dwfl_report_elf() calls the base of an ET_DYN file.
+ * Calls 'fn' for each run that holds code, with its first mapping and the
+ * address its offset 0 would have: what dwfl_report_elf() calls the base of
+ * an ET_DYN file.
  */
-typedef int (*FileRunFn)(AddressSpace *s, const char *path, uint64_t base, void *arg);
+typedef int (*FileRunFn)(AddressSpace *s, const ProcessMaps *maps, const ProcessMapping *first,
+			 uint64_t base, void *arg);
 
 static int for_each_code_file(AddressSpace *s, const ProcessMaps *maps, FileRunFn fn, void *arg)
 {
@@ -155,18 +158,19 @@ static int for_each_code_file(AddressSpace *s, const ProcessMaps *maps, FileRunF
 		i = j;
 		if (!exec)
 			continue;
-		r = fn(s, first->path, base, arg);
+		r = fn(s, maps, first, base, arg);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int add_to_signature(AddressSpace *s, const char *path, uint64_t base, void *arg)
+static int add_to_signature(AddressSpace *s, const ProcessMaps *maps, const ProcessMapping *first,
+			    uint64_t base, void *arg)
 {
 	uint64_t *h = arg;
 
-	*h = hash_combine(hash_string(*h, path), base);
+	*h = hash_combine(hash_string(*h, first->path), base);
 	return 0;
 }
 
@@ -226,8 +230,29 @@ static int module_info_new(AddressSpace *s, Dwfl_Module *mod, const char *path, 
 	return 0;
 }
 
-static int report_file(AddressSpace *s, const char *path, uint64_t base, void *arg)
+/*
+ * Report a mapped file by its path; when that no longer opens (deleted or
+ * replaced since, or another mount namespace), through the kernel's handle on
+ * the mapping itself.
+ */
+static Dwfl_Module *report_elf_file(AddressSpace *s, const ProcessMaps *maps,
+				    const ProcessMapping *first, uint64_t base)
 {
+	char map_file[80];
+	Dwfl_Module *mod;
+
+	mod = dwfl_report_elf(s->dwfl, first->path, first->path, -1, base, false);
+	if (mod || maps->pid == 0)
+		return mod;
+	snprintf(map_file, sizeof(map_file), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, maps->pid,
+		 first->start, first->end);
+	return dwfl_report_elf(s->dwfl, first->path, map_file, -1, base, false);
+}
+
+static int report_file(AddressSpace *s, const ProcessMaps *maps, const ProcessMapping *first,
+		       uint64_t base, void *arg)
+{
+	const char *path = first->path;
 	ReportState *st = arg;
 	Dwfl_Module *mod;
 	ModuleInfo *info = NULL;
@@ -258,7 +283,7 @@ static int report_file(AddressSpace *s, const char *path, uint64_t base, void *a
 		if (!mod)
 			safe_close(fd);
 	} else
-		mod = dwfl_report_elf(s->dwfl, path, path, -1, base, false);
+		mod = report_elf_file(s, maps, first, base);
 	/* files that vanished or are not ELF stay nameless: their frames keep module+offset */
 	if (!mod)
 		return 0;
