@@ -4,8 +4,8 @@
  * the merged folding drawn root at the bottom, siblings in name order, widths
  * proportional to samples. Frames narrower than 0.1 px are left out with
  * their descendants, so huge profiles stay light. Colour says where code
- * lives: kernel frames orange, each user module its own hue, inlined frames
- * lighter, unmapped code grey.
+ * lives: kernel frames orange, each user module its own hue (in drawing order
+ * from a palette of ten), inlined frames lighter, unmapped code grey.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,7 +56,15 @@ static void hsl_to_hex(double h, double s, double l, char ret[8])
 		 (int)((rgb[1] + l - c / 2) * 255 + 0.5), (int)((rgb[2] + l - c / 2) * 255 + 0.5));
 }
 
-static void frame_colour(const Profile *p, const ProfileFrame *frame, char ret[8])
+/* Well-separated hues for user modules, given out in drawing order; orange stays the kernel's. */
+static const double module_hues[] = { 120, 210, 280, 170, 330, 60, 245, 95, 300, 190 };
+
+typedef struct Colours {
+	uint32_t *hue_of_module; /* profile string id of a module -> module_hues index */
+	uint32_t n_modules;
+} Colours;
+
+static void frame_colour(const Profile *p, Colours *c, const ProfileFrame *frame, char ret[8])
 {
 	/* a little lightness jitter per name keeps neighbours apart */
 	double jitter = (double)(hash_string(p->strings[frame->function]) % 1000) / 1000 * 0.12;
@@ -65,9 +73,13 @@ static void frame_colour(const Profile *p, const ProfileFrame *frame, char ret[8
 		hsl_to_hex(28, 0.85, 0.55 + jitter, ret);
 	else if (frame->module == PROFILE_NONE)
 		hsl_to_hex(0, 0, 0.65 + jitter, ret);
-	else
-		hsl_to_hex((double)(hash_string(p->strings[frame->module]) % 360), 0.55,
-			   (frame->inlined ? 0.72 : 0.58) + jitter, ret);
+	else {
+		uint32_t *hue = &c->hue_of_module[frame->module];
+
+		if (*hue == PROFILE_NONE)
+			*hue = c->n_modules++ % ELEMENTSOF(module_hues);
+		hsl_to_hex(module_hues[*hue], 0.55, (frame->inlined ? 0.72 : 0.58) + jitter, ret);
+	}
 }
 
 /* Up to max_chars code points of name, ".." marking a cut; empty when too narrow. */
@@ -133,12 +145,15 @@ int export_write_svg(const Folding *f, FILE *out)
 	_cleanup_free_ uint64_t *x = calloc(n, sizeof(uint64_t));
 	_cleanup_free_ uint64_t *next_x = calloc(n, sizeof(uint64_t));
 	_cleanup_free_ uint32_t *order = malloc(n * sizeof(uint32_t));
+	_cleanup_free_ uint32_t *hues = malloc(((size_t)p->n_strings + 1) * sizeof(uint32_t));
+	Colours colours = { .hue_of_module = hues };
 	double height = HEADER + FOOTER + FRAME_HEIGHT * (f->max_depth + 1), scale;
 	uint64_t total = f->n_samples, root_cursor = 0;
 	char fill[8];
 
-	if (!inclusive || !x || !next_x || !order)
+	if (!inclusive || !x || !next_x || !order || !hues)
 		return -ENOMEM;
+	memset(hues, 0xff, ((size_t)p->n_strings + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < f->n_stacks; i++)
 		inclusive[f->stacks[i].node] += f->stacks[i].count;
 	/* children have higher ids than their parents */
@@ -185,7 +200,7 @@ int export_write_svg(const Folding *f, FILE *out)
 		next_x[node] = x[node];
 		if (w < MIN_WIDTH_PX || inclusive[node] == 0)
 			continue;
-		frame_colour(p, frame, fill);
+		frame_colour(p, &colours, frame, fill);
 		write_frame(out, p->strings[f->nodes[node].function],
 			    frame->module != PROFILE_NONE ? p->strings[frame->module] : NULL,
 			    inclusive[node], total, SVG_PAD + x[node] * scale,
