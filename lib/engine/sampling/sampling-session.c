@@ -786,6 +786,20 @@ static int session_step(SamplingSession *s)
 	return r < 0 ? r : 0;
 }
 
+/* One step; a failure ends the session ("failed"), and later steps report it again. */
+static int session_step_or_fail(SamplingSession *s)
+{
+	int r = session_step(s);
+
+	if (r < 0) {
+		s->error = r;
+		/* a failed session stops sampling; its partial profile stays readable */
+		if (s->state != SESSION_FINISHED)
+			(void)session_finish(s, "failed");
+	}
+	return r;
+}
+
 int sampling_session_process(SamplingSession *s)
 {
 	uint64_t cpu_start = now_nanos(CLOCK_THREAD_CPUTIME_ID);
@@ -793,18 +807,14 @@ int sampling_session_process(SamplingSession *s)
 
 	if (!s)
 		return -EINVAL;
-	r = session_step(s);
-	if (r < 0 && s->state != SESSION_FINISHED) {
-		/* a failed session stops sampling; its partial profile stays readable */
-		s->error = r;
-		(void)session_finish(s, "failed");
-	}
+	r = session_step_or_fail(s);
 	s->collector_cpu_nanos += now_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	return r;
 }
 
 int sampling_session_run(SamplingSession *s)
 {
+	uint64_t cpu_start;
 	int r;
 
 	if (!s)
@@ -814,12 +824,18 @@ int sampling_session_run(SamplingSession *s)
 		if (r < 0)
 			return r;
 	}
-	while ((r = sampling_session_process(s)) > 0) {
+	/* one CPU-time reading for the whole loop, its epoll_wait() calls included */
+	cpu_start = now_nanos(CLOCK_THREAD_CPUTIME_ID);
+	while ((r = session_step_or_fail(s)) > 0) {
 		struct epoll_event ev[8];
 
-		if (epoll_wait(s->epoll_fd, ev, ELEMENTSOF(ev), -1) < 0 && errno != EINTR)
-			return negative_errno();
+		if (epoll_wait(s->epoll_fd, ev, ELEMENTSOF(ev), -1) < 0 && errno != EINTR) {
+			r = s->error = negative_errno();
+			(void)session_finish(s, "failed");
+			break;
+		}
 	}
+	s->collector_cpu_nanos += now_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	return r;
 }
 
