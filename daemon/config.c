@@ -40,7 +40,9 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
+	if (*end != '\0')
+		return -EINVAL;
+	if (errno != 0 || v < min || v > max)
 		return -ERANGE;
 	*ret = v;
 	return 0;

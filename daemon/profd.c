@@ -124,7 +124,8 @@ static int load_config(const Arguments *args, Config *config)
 	if (r == -ERANGE)
 		return log_error_errno(r, "%s:%u: value of '%s' is out of range", path, line, key);
 	if (r == -EINVAL)
-		return log_error_errno(r, "%s:%u: expected Key=Value, got '%s'", path, line, key);
+		return log_error_errno(r, "%s:%u: malformed line or value at '%s' (Key=Value, values "
+				       "are non-negative integers or an absolute path)", path, line, key);
 	if (r < 0)
 		return log_error_errno(r, "cannot read config '%s': %s", path, strerror(-r));
 	if (args->state_dir) {

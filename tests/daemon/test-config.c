@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit test of the config parser: values, sections, and each kind of refusal. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "config.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+
+static char path[] = "/tmp/profd-test-config.XXXXXX";
+
+static int load_text(const char *text, Config *c, unsigned *line, char **key)
+{
+	FILE *f = fopen(path, "we");
+
+	fputs(text, f);
+	fclose(f);
+	config_init(c);
+	return config_load(c, path, true, line, key);
+}
+
+int main(void)
+{
+	Config c;
+	unsigned line = 0;
+	char *key = NULL;
+	int fd, r;
+
+	fd = mkstemp(path);
+	if (fd < 0)
+		return 1;
+	close(fd);
+
+	r = load_text("# comment\n; comment\n\n[Profiler]\n MaxHz = 500 \nMaxDurationSec=5\n"
+		      "MaxSessions=3\nMaxSessionsPerUser=1\nMaxRuns=10\nMaxFinishedSessions=2\n"
+		      "MaxRecordBytes=2048\nMaxRingCapacity=77\nMaxExportBytes=8192\n"
+		      "StateDirectory=/srv/profd\n[Other]\nMaxHz=1\nWhatever=x\n",
+		      &c, &line, &key);
+	CHECK(r == 0, "a good config was refused: %d line %u key %s", r, line, key);
+	CHECK(c.max_hz == 500, "MaxHz %u", c.max_hz);
+	CHECK(c.max_duration_usec == 5000000, "MaxDurationSec gave %llu usec",
+	      (unsigned long long)c.max_duration_usec);
+	CHECK(c.max_sessions == 3 && c.max_sessions_per_user == 1, "session limits %u %u",
+	      c.max_sessions, c.max_sessions_per_user);
+	CHECK(c.max_runs == 10 && c.max_finished_sessions == 2, "run/session caps");
+	CHECK(c.max_record_bytes == 2048 && c.max_ring_capacity == 77 && c.max_export_bytes == 8192,
+	      "byte limits");
+	CHECK(c.state_dir && strcmp(c.state_dir, "/srv/profd") == 0, "StateDirectory %s",
+	      c.state_dir ?: "(null)");
+	config_done(&c);
+
+	r = load_text("MaxHz=100\nMaxHertz=5\n", &c, &line, &key);
+	CHECK(r == -ENOKEY && line == 2 && key && strcmp(key, "MaxHertz") == 0,
+	      "unknown key: r=%d line=%u key=%s", r, line, key ?: "(null)");
+	CHECK(c.max_hz == 100, "keys before the bad line are applied");
+	free(key);
+	key = NULL;
+	config_done(&c);
+
+	r = load_text("MaxSessions=0\n", &c, &line, &key);
+	CHECK(r == -ERANGE && line == 1, "MaxSessions=0: r=%d line=%u", r, line);
+	free(key);
+	key = NULL;
+	config_done(&c);
+
+	r = load_text("MaxHz=12x\n", &c, &line, &key);
+	CHECK(r == -EINVAL, "MaxHz=12x: r=%d", r);
+	free(key);
+	key = NULL;
+	config_done(&c);
+
+	r = load_text("MaxHz=-1\n", &c, &line, &key);
+	CHECK(r == -EINVAL || r == -ERANGE, "MaxHz=-1 accepted: r=%d", r);
+	free(key);
+	key = NULL;
+	config_done(&c);
+
+	r = load_text("just words\n", &c, &line, &key);
+	CHECK(r == -EINVAL && line == 1, "a line without '=': r=%d", r);
+	free(key);
+	key = NULL;
+	config_done(&c);
+
+	r = load_text("StateDirectory=relative/dir\n", &c, &line, &key);
+	CHECK(r < 0, "a relative StateDirectory was accepted");
+	free(key);
+	key = NULL;
+	config_done(&c);
+
+	unlink(path);
+	config_init(&c);
+	r = config_load(&c, path, false, &line, &key);
+	CHECK(r == 0 && c.max_hz == 10000, "a missing optional file: r=%d", r);
+	r = config_load(&c, path, true, &line, &key);
+	CHECK(r == -ENOENT, "a missing required file: r=%d", r);
+	config_done(&c);
+
+	if (failures == 0)
+		printf("ok - config parser\n");
+	return failures ? 1 : 0;
+}
