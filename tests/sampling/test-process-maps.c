@@ -79,10 +79,10 @@ static void test_add(void)
 
 	check(process_maps_new(1, &m) == 0, "new");
 	g = m->generation;
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x1000, .end = 0x9000, .path = "/a" }) == 0,
-	      "add a");
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x10000, .end = 0x11000, .path = "/b" }) == 0,
-	      "add b");
+	check(process_maps_add(m, &(ProcessMapping){ .start = 0x1000, .end = 0x9000, .path = "/a" }) ==
+		      0, "add a");
+	check(process_maps_add(m, &(ProcessMapping){ .start = 0x10000, .end = 0x11000,
+						      .path = "/b" }) == 0, "add b");
 	check(m->generation == g + 2, "generation %llu", (unsigned long long)m->generation);
 
 	/* into the middle of /a: /a splits around it, the upper part's offset moves on */

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +26,8 @@
 #define NSEC_PER_SEC 1000000000ULL
 /* Drain at least this often, so progress is live and rings of exited threads are read. */
 #define TICK_NANOS (100ULL * 1000000ULL)
-/* Per-thread ring: room for this much sampling at full rate, within the bounds below. */
-#define RING_SECONDS_NUM 1
-#define RING_SECONDS_DEN 10
+/* Per-CPU ring: room for this long of sampling at full rate, within the bounds below. */
+#define RING_MILLISECONDS 100
 #define RING_MIN_SAMPLES 8
 #define RING_MAX_BYTES (1024U * 1024U)
 
@@ -48,15 +46,10 @@ typedef enum SessionState {
 	SESSION_FINISHED,
 } SessionState;
 
-typedef struct SessionEvent {
-	pid_t tid;
-	int fd;
-} SessionEvent;
-
 /* One ring per CPU; every event of that CPU writes into it. */
 typedef struct SessionRing {
 	int cpu;
-	int fd;                   /* the event the ring is mapped from (owned by 'events') */
+	int fd;                   /* the event the ring is mapped from (owned by 'event_fds') */
 	PerfRing *ring;
 	uint64_t throttled_since; /* CLOCK_MONOTONIC of the last THROTTLE, 0 when not throttled */
 } SessionRing;
@@ -76,8 +69,8 @@ struct SamplingSession {
 	PerfRecordFormat format;
 	size_t ring_size;
 
-	SessionEvent *events;
-	size_t n_events;
+	int *event_fds;     /* one per thread and CPU */
+	size_t n_event_fds;
 	SessionRing *rings; /* one per online CPU */
 	size_t n_rings;
 	TidSet opened;      /* threads with events of their own */
@@ -170,11 +163,11 @@ static void session_close_events(SamplingSession *s)
 {
 	for (size_t i = 0; i < s->n_rings; i++)
 		s->rings[i].ring = ring_free(s->rings[i].ring);
-	for (size_t i = 0; i < s->n_events; i++)
-		safe_close(s->events[i].fd);
-	free(s->events);
-	s->events = NULL;
-	s->n_events = 0;
+	for (size_t i = 0; i < s->n_event_fds; i++)
+		safe_close(s->event_fds[i]);
+	free(s->event_fds);
+	s->event_fds = NULL;
+	s->n_event_fds = 0;
 }
 
 SamplingSession *sampling_session_free(SamplingSession *s)
@@ -241,17 +234,21 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 		.event = s->event,
 		.hz = s->hz,
 		.dwarf = s->dwarf,
-		/* the kernel copies whole u64 words */
-		.stack_bytes = s->dwarf ? ((o->stack_bytes ? o->stack_bytes : SAMPLING_DEFAULT_STACK_BYTES) + 7) & ~7U : 0,
 		.exclude_kernel = o->exclude_kernel,
 	};
+	if (s->dwarf) {
+		uint32_t bytes = o->stack_bytes ? o->stack_bytes : SAMPLING_DEFAULT_STACK_BYTES;
+
+		/* the kernel copies whole u64 words */
+		s->config.stack_bytes = (bytes + 7) & ~7U;
+	}
 	return 0;
 }
 
 static void session_size_rings(SamplingSession *s)
 {
 	size_t sample = perf_event_max_sample_size(&s->config);
-	size_t want = (size_t)s->hz * sample * RING_SECONDS_NUM / RING_SECONDS_DEN;
+	size_t want = (size_t)s->hz * sample * RING_MILLISECONDS / 1000;
 
 	if (want > RING_MAX_BYTES)
 		want = RING_MAX_BYTES;
@@ -262,14 +259,14 @@ static void session_size_rings(SamplingSession *s)
 	s->config.wakeup_bytes = (uint32_t)(s->ring_size / 2);
 }
 
-static int session_add_event(SamplingSession *s, pid_t tid, int fd)
+static int session_add_event(SamplingSession *s, int fd)
 {
-	SessionEvent *events = reallocarray(s->events, s->n_events + 1, sizeof(*events));
+	int *fds = reallocarray(s->event_fds, s->n_event_fds + 1, sizeof(int));
 
-	if (!events)
+	if (!fds)
 		return -ENOMEM;
-	s->events = events;
-	s->events[s->n_events++] = (SessionEvent){ .tid = tid, .fd = fd };
+	s->event_fds = fds;
+	s->event_fds[s->n_event_fds++] = fd;
 	return 0;
 }
 
@@ -317,7 +314,7 @@ static int session_open_thread(SamplingSession *s, pid_t tid)
 			r = session_map_ring(s, ring, fd);
 		if (r < 0)
 			return r;
-		r = session_add_event(s, tid, fd);
+		r = session_add_event(s, fd);
 		if (r < 0) {
 			if (ring->fd == fd) {
 				ring->ring = ring_free(ring->ring);
@@ -545,9 +542,9 @@ int sampling_session_start(SamplingSession *s)
 		r = timer_arm(s->tick_fd, TICK_NANOS, TICK_NANOS, 0);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < s->n_events; i++)
+	for (size_t i = 0; i < s->n_event_fds; i++)
 		/* ENABLE reaches the events this one's thread has handed to new threads */
-		if (ioctl(s->events[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		if (ioctl(s->event_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
 			return negative_errno();
 	s->state = SESSION_SAMPLING;
 	s->collector_cpu_nanos += now_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
@@ -721,8 +718,8 @@ static int session_finish(SamplingSession *s, const char *reason)
 {
 	int r;
 
-	for (size_t i = 0; i < s->n_events; i++)
-		(void)ioctl(s->events[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; i < s->n_event_fds; i++)
+		(void)ioctl(s->event_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (!s->budget_reached)
 		s->end_mono = now_nanos(CLOCK_MONOTONIC);
 	/* what the kernel wrote before the disable still belongs to the window */

@@ -85,7 +85,10 @@ void sampling_session_stop(SamplingSession *s);
 int sampling_session_get_fd(const SamplingSession *s);
 /* CLOCK_MONOTONIC nanoseconds when the window ends (UINT64_MAX before start). */
 uint64_t sampling_session_get_deadline(const SamplingSession *s);
-/* Drain rings, handle events. Returns 1 while sampling, 0 once finished, negative errno on failure. */
+/*
+ * Drain rings, handle events. Returns 1 while sampling, 0 once finished, a
+ * negative errno on failure (the session is then finished, its partial profile kept).
+ */
 int sampling_session_process(SamplingSession *s);
 bool sampling_session_is_finished(const SamplingSession *s);
 
