@@ -21,7 +21,7 @@ void config_init(Config *c)
 		.max_finished_sessions = 64,
 		.max_record_bytes = 4ULL << 20,
 		.max_ring_capacity = 4000000,
-		.max_export_bytes = 64ULL << 20,
+		.max_export_bytes = 16ULL << 20, /* the system bus refuses messages over 32 MiB */
 	};
 }
 
@@ -76,7 +76,7 @@ static int config_set(Config *c, const char *key, const char *value)
 		{ "MaxFinishedSessions", offsetof(Config, max_finished_sessions), true, 1, 100000, 1 },
 		{ "MaxRecordBytes", offsetof(Config, max_record_bytes), false, 1024, 1ULL << 30, 1 },
 		{ "MaxRingCapacity", offsetof(Config, max_ring_capacity), false, 1, 1ULL << 32, 1 },
-		{ "MaxExportBytes", offsetof(Config, max_export_bytes), false, 4096, 100ULL << 20, 1 },
+		{ "MaxExportBytes", offsetof(Config, max_export_bytes), false, 4096, 128ULL << 20, 1 },
 	};
 	uint64_t v;
 	int r;
