@@ -281,27 +281,17 @@ static size_t tally_take(Tally *t, FoldCount *out)
 	return n;
 }
 
-/* The same with out[] ordered by slot. */
-static size_t tally_take_by_slot(Tally *t, FoldCount *out, uint64_t *keys, uint64_t *tmp)
-{
-	for (uint32_t i = 0; i < t->n_touched; i++)
-		keys[i] = t->touched[i];
-	radix_sort(keys, tmp, t->n_touched);
-	for (uint32_t i = 0; i < t->n_touched; i++)
-		t->touched[i] = keys[i];
-	return tally_take(t, out);
-}
-
 static int count_samples(Folding *f)
 {
 	const Profile *p = f->profile;
 	_cleanup_(id_map_freep) IdMap *tids = NULL;
-	_cleanup_free_ uint32_t *thread_of_sample = NULL, *fill = NULL;
-	_cleanup_free_ uint64_t *count = NULL, *keys = NULL, *tmp = NULL;
-	_cleanup_free_ uint32_t *touched = NULL;
+	_cleanup_free_ uint32_t *thread_of_sample = NULL, *fill = NULL, *touched = NULL;
+	_cleanup_free_ uint64_t *count = NULL, *keys = NULL, *tmp = NULL, *last_time = NULL;
+	_cleanup_free_ bool *unsorted = NULL;
 	size_t n_slots = (size_t)(p->n_stacks > f->n_nodes ? p->n_stacks : f->n_nodes) + 1;
+	size_t n_keys = n_slots > p->n_samples ? n_slots : p->n_samples + 1;
 	size_t n_leaves = 0, n_stacks = 0;
-	uint32_t n_threads;
+	uint32_t n_threads, last_tid = 0, last_thread = PROFILE_NONE;
 	Tally tally;
 	int r;
 
@@ -310,30 +300,52 @@ static int count_samples(Folding *f)
 	if (r < 0)
 		return r;
 	thread_of_sample = malloc((p->n_samples + 1) * sizeof(uint32_t));
-	if (!thread_of_sample)
+	keys = malloc(n_keys * sizeof(uint64_t));
+	tmp = malloc(n_keys * sizeof(uint64_t));
+	if (!thread_of_sample || !keys || !tmp)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n_samples; i++) {
+		const ProfileSample *s = &p->samples[i];
 		uint32_t t;
-		bool is_new;
+		bool is_new = false;
 
-		if (p->samples[i].stack == PROFILE_NONE) {
+		if (s->stack == PROFILE_NONE) {
 			f->n_empty++;
 			continue;
 		}
-		r = id_map_intern(tids, p->samples[i].tid, &t, &is_new);
-		if (r < 0)
-			return r;
+		/* samples come in runs of one thread: skip the lookup then */
+		if (s->tid == last_tid && last_thread != PROFILE_NONE)
+			t = last_thread;
+		else {
+			r = id_map_intern(tids, s->tid, &t, &is_new);
+			if (r < 0)
+				return r;
+		}
 		if (is_new) {
 			FoldThread *a = reallocarray(f->threads, t + 1, sizeof(FoldThread));
+			uint64_t *lt = reallocarray(last_time, t + 1, sizeof(uint64_t));
+			bool *u = reallocarray(unsorted, t + 1, sizeof(bool));
 
-			if (!a)
+			if (a)
+				f->threads = a;
+			if (lt)
+				last_time = lt;
+			if (u)
+				unsorted = u;
+			if (!a || !lt || !u)
 				return -ENOMEM;
-			f->threads = a;
-			f->threads[t] = (FoldThread){ .tid = p->samples[i].tid };
+			f->threads[t] = (FoldThread){ .tid = s->tid };
+			last_time[t] = 0;
+			unsorted[t] = false;
 		}
+		last_tid = s->tid;
+		last_thread = t;
+		if (s->time_ns < last_time[t])
+			unsorted[t] = true;
+		last_time[t] = s->time_ns;
 		f->threads[t].n_samples++;
 		thread_of_sample[i] = t;
-		f->n_samples++;
+		keys[f->n_samples++] = (uint64_t)t << 32 | s->stack;
 	}
 	n_threads = id_map_size(tids);
 
@@ -344,48 +356,55 @@ static int count_samples(Folding *f)
 		return -ENOMEM;
 	for (uint32_t t = 0, at = 0; t < n_threads; t++) {
 		fill[t] = at;
+		f->threads[t].samples = f->sample_order + at;
 		at += f->threads[t].n_samples;
 	}
 	for (size_t i = 0; i < p->n_samples; i++)
 		if (p->samples[i].stack != PROFILE_NONE)
 			f->sample_order[fill[thread_of_sample[i]]++] = i;
+	/* Timelines must run forward; samples usually arrive in order already. */
+	for (uint32_t t = 0; t < n_threads; t++)
+		if (unsorted[t])
+			qsort_r((uint32_t *)f->threads[t].samples, f->threads[t].n_samples,
+				sizeof(uint32_t), compare_sample_time, p->samples);
+
+	/*
+	 * Counts per (thread, leaf node): sorting one key per sample streams through
+	 * memory, where counting into an array would miss the cache on every sample.
+	 */
+	f->leaf_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
+	f->stack_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
+	if (!f->leaf_storage || !f->stack_storage)
+		return -ENOMEM;
+	radix_sort(keys, tmp, f->n_samples);
+	for (size_t k = 0; k < f->n_samples;) {
+		size_t run = k + 1;
+
+		while (run < f->n_samples && keys[run] == keys[k])
+			run++;
+		f->leaf_storage[n_leaves++] = (FoldCount){
+			.node = keys[k] & UINT32_MAX, .count = run - k,
+		};
+		f->threads[keys[k] >> 32].n_leaves++;
+		k = run;
+	}
 
 	count = calloc(n_slots, sizeof(uint64_t));
 	touched = malloc(n_slots * sizeof(uint32_t));
-	keys = malloc(n_slots * sizeof(uint64_t));
-	tmp = malloc(n_slots * sizeof(uint64_t));
-	f->leaf_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
-	f->stack_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
-	if (!count || !touched || !keys || !tmp || !f->leaf_storage || !f->stack_storage)
+	if (!count || !touched)
 		return -ENOMEM;
 	tally = (Tally){ .count = count, .touched = touched };
-
-	for (uint32_t t = 0, at = 0; t < n_threads; t++) {
+	n_leaves = 0;
+	for (uint32_t t = 0; t < n_threads; t++) {
 		FoldThread *th = &f->threads[t];
-		uint32_t *order = f->sample_order + at;
-		FoldCount *leaves = f->leaf_storage + n_leaves, *stacks = f->stack_storage + n_stacks;
-		bool sorted = true;
+		FoldCount *stacks = f->stack_storage + n_stacks;
 
-		for (uint64_t i = 0; i < th->n_samples; i++) {
-			tally_add(&tally, p->samples[order[i]].stack, 1);
-			if (i > 0 && p->samples[order[i]].time_ns < p->samples[order[i - 1]].time_ns)
-				sorted = false;
-		}
-		/* Timelines must run forward; samples usually arrive in order already. */
-		if (!sorted)
-			qsort_r(order, th->n_samples, sizeof(uint32_t), compare_sample_time,
-				p->samples);
-		th->samples = order;
-		th->n_leaves = tally_take_by_slot(&tally, leaves, keys, tmp);
-		th->leaves = leaves;
-
+		th->leaves = f->leaf_storage + n_leaves;
 		for (size_t i = 0; i < th->n_leaves; i++)
-			tally_add(&tally, f->node_of_stack[leaves[i].node], leaves[i].count);
+			tally_add(&tally, f->node_of_stack[th->leaves[i].node], th->leaves[i].count);
 		th->n_stacks = tally_take(&tally, stacks);
 		sort_hottest(f, stacks, th->n_stacks, keys, tmp);
 		th->stacks = stacks;
-
-		at += th->n_samples;
 		n_leaves += th->n_leaves;
 		n_stacks += th->n_stacks;
 	}
