@@ -247,9 +247,11 @@ static int run(int argc, char **argv)
 	if (r >= 0)
 		r = connect_bus(&args, &bus);
 	if (r < 0) {
-		log_error("cannot connect to the %s bus%s%s: %s",
-			  args.bus == BUS_USER ? "user" : args.bus == BUS_SYSTEM ? "system" : "",
-			  args.address ? " at " : "", args.address ?: "", strerror(-r));
+		if (args.address)
+			log_error("cannot connect to the bus at '%s': %s", args.address, strerror(-r));
+		else
+			log_error("cannot connect to the %s bus: %s",
+				  args.bus == BUS_USER ? "user" : "system", strerror(-r));
 		return 1;
 	}
 	r = manager_connect_bus(m, bus);
