@@ -33,6 +33,9 @@ static int mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
+/* A sanity bound for reading run files back. */
+#define RUN_FILE_MAX_BYTES ((size_t)128 << 20)
+
 static void log_corrupt_run(const char *path, const char *reason, void *userdata)
 {
 	log_warning("set aside run record '%s' as %s.corrupt: %s", path, path, reason);
@@ -86,7 +89,8 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 	r = run_store_new(runs_dir, m->config.max_runs, event, &m->runs);
 	if (r < 0)
 		return log_error_errno(r, "cannot open run store '%s': %s", runs_dir, strerror(-r));
-	r = run_store_load(m->runs, m->config.max_record_bytes, log_corrupt_run, NULL);
+	/* not MaxRecordBytes: lowering it must not turn stored runs into "corrupt" ones */
+	r = run_store_load(m->runs, RUN_FILE_MAX_BYTES, log_corrupt_run, NULL);
 	if (r < 0)
 		return log_error_errno(r, "cannot load run store '%s': %s", runs_dir, strerror(-r));
 	log_info("loaded %d run records from '%s'", r, runs_dir);
