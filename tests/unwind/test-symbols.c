@@ -19,7 +19,7 @@
 
 static int failures;
 
-static void check(bool ok, const char *fmt, ...)
+static _printf_(2, 3) void check(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -571,6 +571,60 @@ static int test_perf(char **args)
 	return 0;
 }
 
+static size_t max_user_frames(const Profile *p)
+{
+	size_t most = 0;
+
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const ProfileFrame *frames[MAX_FRAMES];
+		size_t n = harness_stack_frames(p, p->samples[i].stack, frames, MAX_FRAMES), user = 0;
+
+		for (size_t j = 0; j < n; j++)
+			user += !frames[j]->kernel && !frames[j]->inlined;
+		if (user > most)
+			most = user;
+	}
+	return most;
+}
+
+/* Stacks deeper than the copy, or than max_depth, are kept but flagged truncated. */
+static int test_truncation(char **args)
+{
+	char *shallow[] = { args[0], (char *)"2.5", (char *)"8", NULL };
+	char *deep[] = { args[0], (char *)"2.5", (char *)"100", NULL };
+	static const char *const busy[] = { "deep_leaf", NULL };
+	HarnessRun run = { .seconds = 1.2 };
+	HarnessResult res;
+	size_t n;
+
+	/* 8 x 512 bytes fits in the 16 KiB copy: complete stacks */
+	profile_workload(shallow, &run, &res);
+	check_reach(res.profile, busy, main_roots, 0.95);
+	harness_assert(res.truncated * 20 < res.profile->n_samples, "%" PRIu64 " of %zu truncated",
+		       res.truncated, res.profile->n_samples);
+	harness_result_done(&res);
+
+	/* 100 x 512 bytes does not: flagged, leaf still named, never claiming to reach main */
+	profile_workload(deep, &run, &res);
+	n = res.profile->n_samples;
+	harness_assert(res.truncated * 10 >= n * 9, "only %" PRIu64 " of %zu deep stacks truncated",
+		       res.truncated, n);
+	harness_assert(self_share(res.profile, "deep_leaf", NULL) > 0.8, "deep_leaf not the leaf");
+	harness_assert(find_frame(res.profile, "descend", false), "no descend frames");
+	harness_result_done(&res);
+
+	/* max_depth bounds the walk */
+	run.resolver.max_depth = 4;
+	profile_workload(shallow, &run, &res);
+	n = max_user_frames(res.profile);
+	harness_assert(n <= 4, "%zu user frames with max_depth 4", n);
+	harness_assert(res.truncated * 10 >= res.profile->n_samples * 9,
+		       "only %" PRIu64 " of %zu samples truncated at max_depth 4", res.truncated,
+		       res.profile->n_samples);
+	harness_result_done(&res);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -580,7 +634,7 @@ int main(int argc, char **argv)
 	} tests[] = {
 		{ "split", 1, test_split },       { "cxx", 1, test_cxx },
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
-		{ "deleted", 1, test_deleted },
+		{ "deleted", 1, test_deleted },   { "truncation", 1, test_truncation },
 		{ "dlopen", 2, test_dlopen },     { "kernel", 1, test_kernel },
 		{ "fp", 1, test_fp },             { "cache", 1, test_cache },
 		{ "late-thread", 1, test_late_thread }, { "perf", 2, test_perf },
