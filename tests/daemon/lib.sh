@@ -30,7 +30,7 @@ cleanup() {
 	done
 	wait 2>/dev/null || true
 	# sanitizer findings in profd fail the test even when every check passed
-	reports=$(grep -hE -A12 'runtime error|ERROR: (Address|Leak)Sanitizer' "$T"/*.log || true)
+	reports=$(grep -hE -A12 'runtime error|ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer' "$T"/*.log || true)
 	rm -rf "$T"
 	if [[ -n $reports ]]; then
 		echo "FAIL: sanitizer reports in profd's log:" >&3
