@@ -2,6 +2,7 @@
 #include "dwarf-unwind.h"
 
 #include <asm/perf_regs.h>
+#include <linux/perf_event.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -166,7 +167,9 @@ int unwind_sample(Unwinder *u, const PerfSample *sample, uint64_t *pcs, size_t m
 	UnwindWalk w = { .pcs = pcs, .max = max };
 	int r;
 
-	if (max == 0 || sample->n_regs == 0 || perf_sample_get_reg(sample, PERF_REG_X86_SP, &u->sp) < 0)
+	/* 32-bit tasks (ABI_32) have other DWARF register numbers: not unwound here */
+	if (max == 0 || sample->n_regs == 0 || sample->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
+	    perf_sample_get_reg(sample, PERF_REG_X86_SP, &u->sp) < 0)
 		return 0;
 	if (!u->attached) {
 		if (!dwfl_attach_state(dwfl, u->arch_elf, (pid_t)sample->pid, &thread_callbacks, u))

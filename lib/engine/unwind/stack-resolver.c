@@ -354,7 +354,8 @@ static int collect_user_pcs(StackResolver *r, const PerfSample *s, size_t *ret_n
 	bool truncated = false;
 	int k;
 
-	if (r->mode == STACK_UNWIND_DWARF && s->n_regs > 0) {
+	/* without 64-bit user registers (kernel threads, 32-bit tasks) the callchain is all there is */
+	if (r->mode == STACK_UNWIND_DWARF && s->n_regs > 0 && s->regs_abi == PERF_SAMPLE_REGS_ABI_64) {
 		k = unwind_sample(r->unwinder, s, r->pcs, max, &truncated);
 		if (k < 0)
 			return k;
