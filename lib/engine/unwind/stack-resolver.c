@@ -43,7 +43,8 @@ int stack_unwind_mode_from_backend(const char *backend, StackUnwindMode *ret)
 {
 	if (!backend || strcmp(backend, "auto") == 0 || strcmp(backend, "perf-dwarf") == 0)
 		*ret = STACK_UNWIND_DWARF;
-	else if (strcmp(backend, "perf-fp") == 0)
+	else if (strcmp(backend, "perf-fp") == 0 || strcmp(backend, "bpf") == 0)
+		/* bpf stacks are the kernel's frame-pointer walk too; the session says if it is available */
 		*ret = STACK_UNWIND_FP;
 	else
 		return -EINVAL;

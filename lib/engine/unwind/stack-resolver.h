@@ -53,5 +53,6 @@ int stack_resolver_resolve(void *userdata, const PerfSample *sample, const Proce
 /* "warm" when the target's executable had been resolved by an earlier session, else "cold". */
 const char *stack_resolver_cache_state(const StackResolver *r);
 
-/* The mode a backend name implies: "perf-dwarf" (and NULL/"auto") or "perf-fp"; else -EINVAL. */
+/* The mode a backend name implies: DWARF for "perf-dwarf" (and NULL/"auto"), FP for "perf-fp"
+ * and "bpf" (kernel-walked stacks); else -EINVAL. */
 int stack_unwind_mode_from_backend(const char *backend, StackUnwindMode *ret);
