@@ -293,7 +293,8 @@ static void test_stop(void)
 	r = run_session(pid, &o, NSEC / 2, &m, NULL);
 	reap(pid);
 	check(r == 0, "run: %s", strerror(-r));
-	check(m.duration_nanos >= 450000000ULL && m.duration_nanos <= 750000000ULL,
+	/* the upper bound leaves room for a loaded CI machine waking the collector late */
+	check(m.duration_nanos >= 450000000ULL && m.duration_nanos <= 900000000ULL,
 	      "duration %llu ns, wanted about 0.5 s", (unsigned long long)m.duration_nanos);
 	check(strcmp(m.end_reason, "stopped") == 0, "end_reason %s", m.end_reason);
 	/* other tests share the CPUs: only bound the count from above */
@@ -346,7 +347,7 @@ static void test_clamp_duration(void)
 	check(m.clamped && m.effective_duration_nanos == NSEC / 2, "effective %llu",
 	      (unsigned long long)m.effective_duration_nanos);
 	check(strcmp(m.end_reason, "duration") == 0, "end_reason %s", m.end_reason);
-	check(m.duration_nanos >= NSEC / 2 && m.duration_nanos < NSEC / 2 + NSEC / 5,
+	check(m.duration_nanos >= NSEC / 2 && m.duration_nanos < NSEC / 2 + 2 * NSEC / 5,
 	      "duration %llu", (unsigned long long)m.duration_nanos);
 }
 
