@@ -65,6 +65,7 @@ static void test_kallsyms(const char *dir)
 	if (r < 0)
 		return;
 	check(kernel_symbols_count(k) == 5, "%zu code symbols, expected 5", kernel_symbols_count(k));
+	check(!kernel_symbols_build_id(k), "a kallsyms file other than the running kernel's has a build-id");
 	r = kernel_symbols_lookup(k, 0xffffffff81001900, &name, &module, &start);
 	check(r == 0 && strcmp(name, "do_syscall_64") == 0 && strcmp(module, "[kernel.kallsyms]") == 0 &&
 		      start == 0xffffffff81001000,
@@ -87,6 +88,9 @@ static void test_kallsyms(const char *dir)
 	/* the real one, when readable: every kernel has vfs_write */
 	if (kernel_symbols_load(NULL, &k) >= 0) {
 		check(kernel_symbols_count(k) > 1000, "only %zu kernel symbols", kernel_symbols_count(k));
+		if (access("/sys/kernel/notes", R_OK) == 0)
+			check(kernel_symbols_build_id(k) && strlen(kernel_symbols_build_id(k)) >= 16,
+			      "no kernel build-id from /sys/kernel/notes");
 		kernel_symbols_free(k);
 	}
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "kernel-symbols.h"
 
+#include <elf.h>
 #include <errno.h>
-#include <inttypes.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "profile.h"
@@ -23,6 +25,7 @@ struct KernelSymbols {
 	char *names; /* NUL-separated; offset 0 is PROFILE_KERNEL_MODULE */
 	size_t names_size, names_allocated;
 	uint32_t last_module; /* consecutive symbols share their module string */
+	char build_id[41];    /* the running kernel's, hex; "" when unknown */
 };
 
 /* Symbols this far past the last one are not kernel text any more. */
@@ -105,6 +108,35 @@ static int symbol_compare(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* The GNU build-id note among the kernel's ELF notes (/sys/kernel/notes), as hex. */
+static void read_build_id(const char *path, char *ret, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char buf[4096];
+	ssize_t n;
+	size_t off = 0;
+
+	ret[0] = '\0';
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf))) < 0)
+		return;
+	while (off + sizeof(Elf64_Nhdr) <= (size_t)n) {
+		Elf64_Nhdr h;
+		size_t name_off = off + sizeof(h), desc_off;
+
+		memcpy(&h, buf + off, sizeof(h));
+		desc_off = name_off + ((h.n_namesz + 3) & ~3U);
+		if (desc_off + h.n_descsz > (size_t)n)
+			return;
+		if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 &&
+		    memcmp(buf + name_off, "GNU", 4) == 0 && h.n_descsz * 2 < size) {
+			for (size_t i = 0; i < h.n_descsz; i++)
+				sprintf(ret + 2 * i, "%02x", buf[desc_off + i]);
+			return;
+		}
+		off = desc_off + ((h.n_descsz + 3) & ~3U);
+	}
+}
+
 KernelSymbols *kernel_symbols_free(KernelSymbols *k)
 {
 	if (!k)
@@ -146,6 +178,9 @@ int kernel_symbols_load(const char *path, KernelSymbols **ret)
 	/* kptr_restrict shows every address as 0: nothing can be named */
 	if (k->n_symbols == 0 || k->symbols[k->n_symbols - 1].addr == 0)
 		return -ENODATA;
+	/* only the running kernel's notes describe /proc/kallsyms */
+	if (!path)
+		read_build_id("/sys/kernel/notes", k->build_id, sizeof(k->build_id));
 	*ret = TAKE_PTR(k);
 	return 0;
 }
@@ -177,6 +212,11 @@ int kernel_symbols_lookup(const KernelSymbols *k, uint64_t addr, const char **re
 	if (ret_start)
 		*ret_start = s->addr;
 	return 0;
+}
+
+const char *kernel_symbols_build_id(const KernelSymbols *k)
+{
+	return k->build_id[0] ? k->build_id : NULL;
 }
 
 size_t kernel_symbols_count(const KernelSymbols *k)

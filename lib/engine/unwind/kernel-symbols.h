@@ -23,3 +23,5 @@ KernelSymbols *kernel_symbols_free(KernelSymbols *k);
 int kernel_symbols_lookup(const KernelSymbols *k, uint64_t addr, const char **ret_name,
 			  const char **ret_module, uint64_t *ret_start);
 size_t kernel_symbols_count(const KernelSymbols *k);
+/* The running kernel's build-id (hex, from /sys/kernel/notes), or NULL. */
+const char *kernel_symbols_build_id(const KernelSymbols *k);

@@ -261,6 +261,12 @@ static int resolve_kernel_address(StackResolver *r, Profile *p, const ProcessMap
 	k = profile_intern_string(p, module, &f.module);
 	if (k < 0)
 		return k;
+	/* kallsyms names core kernel symbols with PROFILE_KERNEL_MODULE; modules are "[name]" */
+	if (strcmp(module, PROFILE_KERNEL_MODULE) == 0) {
+		k = intern_or_none(p, kernel_symbols_build_id(ks), &f.build_id);
+		if (k < 0)
+			return k;
+	}
 	return profile_intern_frame(p, &f, ret_id);
 }
 
