@@ -394,6 +394,37 @@ static void test_no_such_process(void)
 	check(r == -ESRCH, "pid 0: got %d", r);
 }
 
+/* A collector that does not drain: the kernel drops samples and says so in LOST records. */
+static void test_lost(void)
+{
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "3", "1", NULL);
+	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	SamplingOptions o = { .hz = 999, .duration_nanos = NSEC };
+	SamplingMetrics m;
+	int r;
+
+	wait_threads(pid, 1, "workload-split");
+	r = sampling_session_new(pid, &o, &s);
+	check(r == 0, "new: %s", strerror(-r));
+	if (r < 0) {
+		reap(pid);
+		return;
+	}
+	check(sampling_session_start(s) == 0, "start");
+	/* ~17 KiB per sample at 999 Hz fills a 1 MiB ring in ~60 ms */
+	usleep(900000);
+	r = sampling_session_run(s);
+	reap(pid);
+	check(r == 0, "run: %s", strerror(-r));
+	sampling_session_get_metrics(s, &m);
+	print_metrics(&m);
+	check(m.lost_records > 0 && m.lost_samples > 0, "lost records %llu samples %llu",
+	      (unsigned long long)m.lost_records, (unsigned long long)m.lost_samples);
+	check(m.samples_dropped >= m.lost_samples, "dropped %llu", (unsigned long long)m.samples_dropped);
+	check(sampling_metrics_fidelity(&m) < 1.0, "fidelity %f", sampling_metrics_fidelity(&m));
+	check(m.samples_captured > 0, "nothing kept");
+}
+
 /* A thread id stands for its whole process. */
 static void test_thread_id(void)
 {
@@ -574,6 +605,7 @@ static const struct {
 	{ "no-such-process", test_no_such_process },
 	{ "target-exits", test_target_exits },
 	{ "thread-id", test_thread_id },
+	{ "lost", test_lost },
 	{ "idle", test_idle },
 	{ "events-and-backends", test_events_and_backends },
 	{ "mmap-tracking", test_mmap_tracking },
