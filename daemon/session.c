@@ -274,10 +274,15 @@ static int session_error_from_engine(int r, const SessionRequest *req, sd_bus_er
 		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS,
 					 "process %d exited before sampling started", (int)req->pid);
 	case -EOPNOTSUPP:
+		if (req->event && strcmp(req->event, "cpu-clock") != 0 &&
+		    strcmp(req->event, "task-clock") != 0)
+			return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
+						 "event '%s' is not supported here (no hardware PMU?); "
+						 "use 'cpu-clock' or 'task-clock'", req->event);
 		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
-					 "event '%s' with backend '%s' is not supported on this machine "
-					 "(try event 'cpu-clock' or backend 'perf-fp')",
-					 req->event ?: "cpu-clock", req->backend ?: "auto");
+					 "backend '%s' with event '%s' is not supported here; "
+					 "try backend 'perf-fp'", req->backend ?: "auto",
+					 req->event ?: "cpu-clock");
 	case -EINVAL:
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 					 "the sampling engine refused the request: %s", strerror(-r));
