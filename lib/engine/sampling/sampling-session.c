@@ -86,6 +86,7 @@ struct SamplingSession {
 	TidSet seen;
 
 	uint64_t start_mono, start_unix, end_mono, deadline;
+	uint64_t last_sample_time; /* CLOCK_MONOTONIC of the latest sample kept */
 	bool budget_reached;
 	int error;
 
@@ -585,9 +586,15 @@ static int session_on_sample(SamplingSession *s, const PerfSample *sample)
 	if (sample->pid != (uint32_t)s->pid || s->budget_reached)
 		return 0;
 	if (s->samples_captured >= s->ring_capacity) {
-		/* the window ends here: the profile covers exactly what the metrics claim */
+		/*
+		 * The window ends here, so the profile covers what the metrics claim. Rings
+		 * are per CPU and drained one after another, so a sample kept from an
+		 * earlier ring may be later than this one: the window reaches it too.
+		 */
 		s->budget_reached = true;
-		s->end_mono = sample->time > s->start_mono ? sample->time : s->start_mono;
+		s->end_mono = sample->time > s->last_sample_time ? sample->time : s->last_sample_time;
+		if (s->end_mono < s->start_mono)
+			s->end_mono = s->start_mono;
 		return 0;
 	}
 
@@ -601,6 +608,8 @@ static int session_on_sample(SamplingSession *s, const PerfSample *sample)
 	s->truncated_stacks += stack.truncated;
 
 	t = sample->time > s->start_mono ? sample->time - s->start_mono : 0;
+	if (sample->time > s->last_sample_time)
+		s->last_sample_time = sample->time;
 	r = profile_add_sample(s->profile, sample->tid, t, stack.stack);
 	if (r < 0)
 		return r;
