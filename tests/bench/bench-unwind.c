@@ -97,7 +97,8 @@ static double replay(const Capture *c, StackResolver *resolver, Profile *profile
 
 	for (size_t i = 0; i < c->n; i++) {
 		SampleStack st;
-		int r = stack_resolver_resolve(resolver, &c->samples[i].sample, c->maps, profile, &st);
+		int r = stack_resolver_resolve(resolver, &c->samples[i].sample, c->maps, profile,
+					       &st);
 
 		harness_assert(r >= 0, "resolve: %s", strerror(-r));
 		r = profile_add_sample(profile, c->samples[i].sample.tid, 0, st.stack);
@@ -167,7 +168,8 @@ static uint64_t run_timed(char *const argv[])
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	harness_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	harness_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+			       WEXITSTATUS(status) == 0,
 		       "%s %s failed (status 0x%x)", argv[0], argv[1], status);
 	return children_cpu_ns() - before;
 }
@@ -179,7 +181,8 @@ static uint64_t perf_sample_count(const char *perf, const char *data)
 	size_t size = 0;
 	FILE *f;
 
-	harness_assert(asprintf(&cmd, "'%s' report -i '%s' --stats 2>/dev/null", perf, data) > 0, "oom");
+	harness_assert(asprintf(&cmd, "'%s' report -i '%s' --stats 2>/dev/null", perf, data) > 0,
+		       "oom");
 	f = popen(cmd, "re");
 	harness_assert(f, "perf report --stats: %m");
 	while (getline(&line, &size, f) > 0)
@@ -204,14 +207,18 @@ static void bench_perf(const char *workload, const char *perf)
 	harness_assert(r >= 0, "spawn: %s", strerror(-r));
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)pid);
 	{
-		char *argv[] = { (char *)perf, (char *)"record", (char *)"-q", (char *)"-F", (char *)"999",
-				 (char *)"--call-graph", (char *)"dwarf,16384", (char *)"-o", data,
-				 (char *)"-p", pid_arg, (char *)"--", (char *)"sleep", (char *)"10", NULL };
+		char *argv[] = {
+			(char *)perf, (char *)"record", (char *)"-q", (char *)"-F", (char *)"999",
+			(char *)"--call-graph", (char *)"dwarf,16384", (char *)"-o", data,
+			(char *)"-p", pid_arg, (char *)"--", (char *)"sleep", (char *)"10", NULL,
+		};
 		record_ns = run_timed(argv);
 	}
 	harness_reap(pid);
 	{
-		char *argv[] = { (char *)perf, (char *)"report", (char *)"-i", data, (char *)"--stdio", NULL };
+		char *argv[] = {
+			(char *)perf, (char *)"report", (char *)"-i", data, (char *)"--stdio", NULL,
+		};
 		report_ns = run_timed(argv);
 	}
 	n = perf_sample_count(perf, data);
@@ -279,7 +286,8 @@ static void run_memory_bench(const char *workload, const char *seconds)
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	harness_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	harness_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+			       WEXITSTATUS(status) == 0,
 		       "memory benchmark failed (status 0x%x)", status);
 }
 
@@ -316,7 +324,8 @@ int main(int argc, char **argv)
 	harness_assert(r >= 0 && capture.n > 0, "capture failed: %s", strerror(-r));
 	for (size_t i = 0; i < capture.n; i++)
 		stack_kib += capture.samples[i].sample.stack_dyn_size / 1024.0;
-	printf("captured %zu samples of %s (2 threads, 999 Hz, 16 KiB stacks, %.1f KiB used on average)\n",
+	printf("captured %zu samples of %s (2 threads, 999 Hz, 16 KiB stacks, "
+	       "%.1f KiB used on average)\n",
 	       capture.n, argv[1], stack_kib / (double)capture.n);
 
 	r = symbol_cache_new(&cache);
@@ -324,7 +333,8 @@ int main(int argc, char **argv)
 	run_session(&capture, cache, &cold, &cold_steady, &state, &truncated);
 	harness_assert(strcmp(state, "cold") == 0, "first session %s", state);
 	printf("cold (new SymbolCache, new resolver): %.2f us/sample over the first %zu samples "
-	       "(%.0f ms in all; %" PRIu64 " truncated); then %.2f us/sample on the same resolver\n",
+	       "(%.0f ms in all; %" PRIu64
+	       " truncated); then %.2f us/sample on the same resolver\n",
 	       cold / 1e3, capture.n, cold * (double)capture.n / 1e6, truncated, cold_steady / 1e3);
 	for (int i = 0; i < ROUNDS; i++) {
 		double ignored;
@@ -333,7 +343,8 @@ int main(int argc, char **argv)
 		harness_assert(strcmp(state, "warm") == 0, "later session %s", state);
 		steady[i] = ignored;
 	}
-	printf("warm (SymbolCache kept, new resolver + Dwfl): median %.2f us/sample of %d sessions\n",
+	printf("warm (SymbolCache kept, new resolver + Dwfl): median %.2f us/sample of %d "
+	       "sessions\n",
 	       median(warm, ROUNDS) / 1e3, ROUNDS);
 	printf("steady state (same resolver, locations known): median %.2f us/sample\n",
 	       median(steady, ROUNDS) / 1e3);

@@ -64,19 +64,23 @@ static void test_kallsyms(const char *dir)
 	check(r >= 0, "kernel_symbols_load: %s", strerror(-r));
 	if (r < 0)
 		return;
-	check(kernel_symbols_count(k) == 5, "%zu code symbols, expected 5", kernel_symbols_count(k));
-	check(!kernel_symbols_build_id(k), "a kallsyms file other than the running kernel's has a build-id");
+	check(kernel_symbols_count(k) == 5, "%zu code symbols, expected 5",
+	      kernel_symbols_count(k));
+	check(!kernel_symbols_build_id(k),
+	      "a kallsyms file other than the running kernel's has a build-id");
 	r = kernel_symbols_lookup(k, 0xffffffff81001900, &name, &module, &start);
-	check(r == 0 && strcmp(name, "do_syscall_64") == 0 && strcmp(module, "[kernel.kallsyms]") == 0 &&
-		      start == 0xffffffff81001000,
+	check(r == 0 && strcmp(name, "do_syscall_64") == 0 &&
+		      strcmp(module, "[kernel.kallsyms]") == 0 && start == 0xffffffff81001000,
 	      "0xffffffff81001900 -> %s %s (r=%d), expected do_syscall_64 past the data symbol",
 	      name ?: "-", module ?: "-", r);
 	r = kernel_symbols_lookup(k, 0xffffffffc0a00410, &name, &module, NULL);
-	check(r == 0 && strcmp(name, "ext4_buffered_write_iter") == 0 && strcmp(module, "[ext4]") == 0,
+	check(r == 0 && strcmp(name, "ext4_buffered_write_iter") == 0 &&
+		      strcmp(module, "[ext4]") == 0,
 	      "module address -> %s %s", name ?: "-", module ?: "-");
 	check(kernel_symbols_lookup(k, 0xffffffff80000000, &name, NULL, NULL) == -ENOENT,
 	      "address below the kernel resolved");
-	check(kernel_symbols_lookup(k, 0xffffffffc0a00400 + (64U << 20), &name, NULL, NULL) == -ENOENT,
+	check(kernel_symbols_lookup(k, 0xffffffffc0a00400 + (64U << 20), &name, NULL, NULL) ==
+		      -ENOENT,
 	      "address far past the last symbol resolved");
 	kernel_symbols_free(k);
 
@@ -87,9 +91,11 @@ static void test_kallsyms(const char *dir)
 
 	/* the real one, when readable: every kernel has vfs_write */
 	if (kernel_symbols_load(NULL, &k) >= 0) {
-		check(kernel_symbols_count(k) > 1000, "only %zu kernel symbols", kernel_symbols_count(k));
+		check(kernel_symbols_count(k) > 1000, "only %zu kernel symbols",
+		      kernel_symbols_count(k));
 		if (access("/sys/kernel/notes", R_OK) == 0)
-			check(kernel_symbols_build_id(k) && strlen(kernel_symbols_build_id(k)) >= 16,
+			check(kernel_symbols_build_id(k) &&
+				      strlen(kernel_symbols_build_id(k)) >= 16,
 			      "no kernel build-id from /sys/kernel/notes");
 		kernel_symbols_free(k);
 	}
@@ -109,7 +115,8 @@ static void test_perf_map(const char *dir)
 	if (r < 0)
 		return;
 	check(perf_map_lookup(m, 0x1000, &name, NULL) == -ENOENT, "lookup without a map file");
-	write_file(path, "w", "7f0000001000 40 jit_spin_loop\n7f0000002000 100 LazyCompile:*foo bar.js:3\n");
+	write_file(path, "w",
+		   "7f0000001000 40 jit_spin_loop\n7f0000002000 100 LazyCompile:*foo bar.js:3\n");
 	r = perf_map_lookup(m, 0x7f0000001010, &name, &start);
 	check(r == 0 && strcmp(name, "jit_spin_loop") == 0 && start == 0x7f0000001000,
 	      "0x7f0000001010 -> %s", r == 0 ? name : strerror(-r));
@@ -131,17 +138,19 @@ static void test_demangle(void)
 		const char *in, *out;
 	} cases[] = {
 		{ "_ZN4demo4Grid5relaxEi", "demo::Grid::relax(int)" },
-		{ "_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int, std::allocator<int> >::push_back(int const&)" },
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
+		  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
 		{ "main", NULL },
 		{ "_Z", NULL }, /* not a valid mangled name: kept as is */
-		{ "i", NULL },  /* would demangle as the type "int" */
+		{ "i", NULL }, /* would demangle as the type "int" */
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
 		_cleanup_free_ char *s = symbol_demangle(cases[i].in);
 
-		check(cases[i].out ? s && strcmp(s, cases[i].out) == 0 : !s, "demangle %s -> %s, expected %s",
-		      cases[i].in, s ?: "(none)", cases[i].out ?: "(none)");
+		check(cases[i].out ? s && strcmp(s, cases[i].out) == 0 : !s,
+		      "demangle %s -> %s, expected %s", cases[i].in, s ?: "(none)",
+		      cases[i].out ?: "(none)");
 	}
 }
 

@@ -53,6 +53,7 @@ static void print_stack(const Profile *p, uint32_t leaf)
 static void profile_workload(char **argv, const HarnessRun *run, HarnessResult *res)
 {
 	const char *verbose;
+	size_t show;
 	pid_t pid;
 	int r;
 
@@ -61,12 +62,14 @@ static void profile_workload(char **argv, const HarnessRun *run, HarnessResult *
 	r = harness_profile(pid, run, res);
 	harness_reap(pid);
 	harness_assert(r >= 0, "profiling '%s' failed: %s", argv[0], strerror(-r));
-	fprintf(stderr, "%s: %zu samples, %" PRIu64 " truncated, %" PRIu64 " unwind failures, cache %s\n",
+	fprintf(stderr,
+		"%s: %zu samples, %" PRIu64 " truncated, %" PRIu64 " unwind failures, cache %s\n",
 		argv[0], res->profile->n_samples, res->truncated, res->unwind_failures,
 		res->cache_state);
 	/* UNWIND_TEST_VERBOSE=N shows the first N stacks */
 	verbose = getenv("UNWIND_TEST_VERBOSE");
-	for (size_t i = 0; verbose && i < res->profile->n_samples && i < strtoul(verbose, NULL, 10); i++)
+	show = verbose ? strtoul(verbose, NULL, 10) : 0;
+	for (size_t i = 0; i < res->profile->n_samples && i < show; i++)
 		print_stack(res->profile, res->profile->samples[i].stack);
 }
 
@@ -139,7 +142,8 @@ static size_t count_kernel_samples(const Profile *p)
 	return n;
 }
 
-static void check_source_line(const Profile *p, const char *function, bool inlined, const char *file)
+static void check_source_line(const Profile *p, const char *function, bool inlined,
+			      const char *file)
 {
 	const ProfileFrame *f = find_frame(p, function, inlined);
 	const char *src;
@@ -185,17 +189,20 @@ static int test_split(char **args)
 		       profile_string(res.profile, heavy->module),
 		       profile_string(res.profile, heavy->build_id) ?: "(none)");
 	for (size_t i = 0; i < res.profile->n_samples; i++) {
-		uint32_t node = res.profile->samples[i].stack;
+		uint32_t node = res.profile->samples[i].stack, up;
 		const ProfileFrame *f, *parent;
+		const char *name;
 
-		/* the frame rootward of an inlined workload_mix is the function it was inlined in */
-		if (node == PROFILE_NONE || &res.profile->frames[res.profile->stacks[node].frame] != mix)
+		/* rootward of an inlined workload_mix: the function it was inlined in */
+		if (node == PROFILE_NONE ||
+		    &res.profile->frames[res.profile->stacks[node].frame] != mix)
 			continue;
 		f = &res.profile->frames[res.profile->stacks[node].frame];
-		parent = &res.profile->frames[res.profile->stacks[res.profile->stacks[node].parent].frame];
-		harness_assert(f->inlined && !parent->inlined &&
-				       strncmp(harness_frame_name(res.profile, parent), "split_", 6) == 0,
-			       "workload_mix inlined into %s", harness_frame_name(res.profile, parent));
+		up = res.profile->stacks[node].parent;
+		parent = &res.profile->frames[res.profile->stacks[up].frame];
+		name = harness_frame_name(res.profile, parent);
+		harness_assert(f->inlined && !parent->inlined && strncmp(name, "split_", 6) == 0,
+			       "workload_mix inlined into %s", name);
 	}
 	harness_assert(count_kernel_samples(res.profile) == 0, "kernel frames with kernel=false");
 	harness_result_done(&res);
@@ -307,7 +314,8 @@ static int test_stripped(char **args)
 	profile_workload(argv, &run, &res);
 	check_reach(res.profile, split_busy, main_roots, 0.95);
 	check_source_line(res.profile, "split_heavy", false, "split.c");
-	harness_assert(find_frame(res.profile, "workload_mix", true), "no inlined workload_mix frame");
+	harness_assert(find_frame(res.profile, "workload_mix", true),
+		       "no inlined workload_mix frame");
 	harness_result_done(&res);
 
 	/* and beside the binary under its .gnu_debuglink name, with the default path */
@@ -387,7 +395,8 @@ static int test_dlopen(char **args)
 	share = self_share(res.profile, "plugin_hot", NULL);
 	fprintf(stderr, "plugin_hot: %.1f%% self\n", share * 100);
 	harness_assert(share > 0.3, "plugin_hot is self in only %.1f%% of samples", share * 100);
-	harness_assert(self_share(res.profile, "before_plugin", NULL) > 0.1, "before_plugin missing");
+	harness_assert(self_share(res.profile, "before_plugin", NULL) > 0.1,
+		       "before_plugin missing");
 	f = find_frame(res.profile, "plugin_hot", false);
 	harness_assert(ends_with(profile_string(res.profile, f->module), "libworkload-plugin.so"),
 		       "plugin_hot in %s", profile_string(res.profile, f->module));
@@ -415,8 +424,8 @@ static int test_kernel(char **args)
 	fprintf(stderr, "%zu of %zu samples in the kernel, %zu named kernel frames\n", n_kernel,
 		res.profile->n_samples, n_named);
 	/* a third: sanitizer builds of the workload spend more time in user space */
-	harness_assert(n_kernel * 3 > res.profile->n_samples, "only %zu of %zu samples in the kernel",
-		       n_kernel, res.profile->n_samples);
+	harness_assert(n_kernel * 3 > res.profile->n_samples,
+		       "only %zu of %zu samples in the kernel", n_kernel, res.profile->n_samples);
 	harness_assert(n_named >= 3, "kernel frames are not named from kallsyms");
 	harness_assert(find_frame(res.profile, "ksys_write", false) ||
 			       find_frame(res.profile, "vfs_write", false),
@@ -441,7 +450,8 @@ static int test_fp(char **args)
 	double share;
 
 	profile_workload(argv, &run, &res);
-	share = self_share(res.profile, "split_heavy", NULL) + self_share(res.profile, "split_light", NULL);
+	share = self_share(res.profile, "split_heavy", NULL) +
+		self_share(res.profile, "split_light", NULL);
 	fprintf(stderr, "perf-fp: split_* self in %.1f%%\n", share * 100);
 	harness_assert(share > 0.8, "perf-fp names split_* in only %.1f%% of samples", share * 100);
 	harness_result_done(&res);
@@ -461,13 +471,15 @@ static int test_cache(char **args)
 	harness_assert(r >= 0, "symbol_cache_new: %s", strerror(-r));
 	run.resolver.cache = cache;
 	profile_workload(argv, &run, &res);
-	harness_assert(strcmp(res.cache_state, "cold") == 0, "first session: cache %s", res.cache_state);
+	harness_assert(strcmp(res.cache_state, "cold") == 0, "first session: cache %s",
+		       res.cache_state);
 	harness_result_done(&res);
 	symbol_cache_get_stats(cache, &stats);
 	harness_assert(stats.locations > 0, "nothing cached");
 
 	profile_workload(argv, &run, &res);
-	harness_assert(strcmp(res.cache_state, "warm") == 0, "second session: cache %s", res.cache_state);
+	harness_assert(strcmp(res.cache_state, "warm") == 0, "second session: cache %s",
+		       res.cache_state);
 	check_source_line(res.profile, "split_heavy", false, "split.c");
 	harness_result_done(&res);
 
@@ -500,8 +512,11 @@ static double perf_self_share(const char *perf, const char *data, const char *na
 	double total = 0;
 	FILE *f;
 
-	harness_assert(asprintf(&cmd, "'%s' report -i '%s' --no-children --sort symbol -g none --stdio -q 2>/dev/null",
-				perf, data) > 0, "out of memory");
+	harness_assert(asprintf(&cmd,
+				"'%s' report -i '%s' --no-children --sort symbol -g none --stdio "
+				"-q 2>/dev/null",
+				perf, data) > 0,
+		       "out of memory");
 	f = popen(cmd, "re");
 	harness_assert(f, "cannot run perf report: %m");
 	while (getline(&line, &size, f) > 0) {
@@ -509,8 +524,8 @@ static double perf_self_share(const char *perf, const char *data, const char *na
 		char sym[256];
 
 		/* "    74.89%  [.] split_heavy.constprop.0" */
-		if (sscanf(line, " %lf%% [%*[^]]] %255s", &pct, sym) == 2 && strncmp(sym, name, len) == 0 &&
-		    (sym[len] == '\0' || sym[len] == '.'))
+		if (sscanf(line, " %lf%% [%*[^]]] %255s", &pct, sym) == 2 &&
+		    strncmp(sym, name, len) == 0 && (sym[len] == '\0' || sym[len] == '.'))
 			total += pct / 100;
 	}
 	harness_assert(pclose(f) == 0, "perf report failed");
@@ -523,7 +538,7 @@ static double perf_self_share(const char *perf, const char *data, const char *na
  */
 static int test_perf(char **args)
 {
-	/* outlives both windows even when perf is slow to start: perf stops early if its target exits */
+	/* outlives both windows even if perf starts slowly (it stops when its target exits) */
 	char *argv[] = { args[0], (char *)"10", (char *)"2", NULL };
 	char data[] = "/tmp/profd-unwind-perf-XXXXXX", pid_arg[16];
 	static const char *const functions[] = { "split_heavy", "split_light", NULL };
@@ -546,8 +561,8 @@ static int test_perf(char **args)
 		dup2(null, STDOUT_FILENO);
 		if (!getenv("UNWIND_TEST_VERBOSE"))
 			dup2(null, STDERR_FILENO);
-		execl(args[1], "perf", "record", "-q", "-F", "999", "--call-graph", "dwarf", "-o", data,
-		      "-p", pid_arg, "--", "sleep", "2.5", (char *)NULL);
+		execl(args[1], "perf", "record", "-q", "-F", "999", "--call-graph", "dwarf", "-o",
+		      data, "-p", pid_arg, "--", "sleep", "2.5", (char *)NULL);
 		_exit(127);
 	}
 	r = harness_profile(pid, &run, &res);
@@ -561,7 +576,8 @@ static int test_perf(char **args)
 		double ours = self_share(res.profile, *fn, NULL);
 		double theirs = perf_self_share(args[1], data, *fn);
 
-		fprintf(stderr, "%-14s profd %5.1f%%  perf %5.1f%%\n", *fn, ours * 100, theirs * 100);
+		fprintf(stderr, "%-14s profd %5.1f%%  perf %5.1f%%\n", *fn, ours * 100,
+			theirs * 100);
 		harness_assert(ours - theirs < 0.05 && theirs - ours < 0.05,
 			       "%s: profd %.1f%% and perf %.1f%% differ by more than 5 points", *fn,
 			       ours * 100, theirs * 100);
@@ -577,7 +593,8 @@ static size_t max_user_frames(const Profile *p)
 
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const ProfileFrame *frames[MAX_FRAMES];
-		size_t n = harness_stack_frames(p, p->samples[i].stack, frames, MAX_FRAMES), user = 0;
+		size_t n = harness_stack_frames(p, p->samples[i].stack, frames, MAX_FRAMES);
+		size_t user = 0;
 
 		for (size_t j = 0; j < n; j++)
 			user += !frames[j]->kernel && !frames[j]->inlined;

@@ -104,14 +104,18 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 		return r;
 	sampling_session_get_metrics(s, &m);
 	if (getenv("UNWIND_TEST_VERBOSE"))
-		fprintf(stderr, "session: hz %u, %.2f s, %" PRIu64 " captured, %" PRIu64 " dropped, %" PRIu64 " lost records, %" PRIu64 " throttled, end %s\n",
-			m.hz, m.duration_nanos / 1e9, m.samples_captured, m.samples_dropped, m.lost_records, m.throttle_events, m.end_reason);
+		fprintf(stderr,
+			"session: hz %u, %.2f s, %" PRIu64 " captured, %" PRIu64
+			" dropped, %" PRIu64 " lost records, %" PRIu64 " throttled, end %s\n",
+			m.hz, m.duration_nanos / 1e9, m.samples_captured, m.samples_dropped,
+			m.lost_records, m.throttle_events, m.end_reason);
 	*ret = (HarnessResult){
 		.truncated = m.truncated_stacks,
 		.unwind_failures = m.unwind_failures,
 		.dropped = m.samples_dropped,
 	};
-	snprintf(ret->cache_state, sizeof(ret->cache_state), "%s", stack_resolver_cache_state(resolver));
+	snprintf(ret->cache_state, sizeof(ret->cache_state), "%s",
+		 stack_resolver_cache_state(resolver));
 	ret->profile = sampling_session_steal_profile(s);
 	return ret->profile ? 0 : -ENOMEM;
 }
@@ -121,7 +125,8 @@ void harness_result_done(HarnessResult *r)
 	r->profile = profile_free(r->profile);
 }
 
-size_t harness_stack_frames(const Profile *p, uint32_t leaf, const ProfileFrame **frames, size_t max)
+size_t harness_stack_frames(const Profile *p, uint32_t leaf, const ProfileFrame **frames,
+			    size_t max)
 {
 	size_t n = 0;
 

@@ -41,7 +41,8 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret);
 void harness_result_done(HarnessResult *r);
 
 /* Frame 'i' (0 = leaf) of a sample's stack; stacks are short enough to walk. */
-size_t harness_stack_frames(const Profile *p, uint32_t leaf, const ProfileFrame **frames, size_t max);
+size_t harness_stack_frames(const Profile *p, uint32_t leaf, const ProfileFrame **frames,
+			    size_t max);
 const char *harness_frame_name(const Profile *p, const ProfileFrame *f);
 /* Does the sample's stack hold a frame named 'name'? */
 bool harness_stack_has(const Profile *p, uint32_t leaf, const char *name);

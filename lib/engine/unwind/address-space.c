@@ -148,7 +148,8 @@ static int for_each_code_file(AddressSpace *s, const ProcessMaps *maps, FileRunF
 		for (j = i; j < maps->n_mappings; j++) {
 			const ProcessMapping *m = &maps->mappings[j];
 
-			if (!m->path || strcmp(m->path, first->path) != 0 || m->inode != first->inode)
+			if (!m->path || strcmp(m->path, first->path) != 0 ||
+			    m->inode != first->inode)
 				break;
 			/* a later mapping of offset 0 starts a new load of the same file */
 			if (j > i && m->pgoff == 0)

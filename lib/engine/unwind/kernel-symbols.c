@@ -57,7 +57,7 @@ static int names_add(KernelSymbols *k, const char *s, size_t len, uint32_t *ret)
 static bool is_text_type(char t)
 {
 	/* text, weak and (for some module stubs) unknown-section symbols */
-	return strchr("tTwWiI", t) != NULL;
+	return t && strchr("tTwWiI", t) != NULL;
 }
 
 /* "ffffffff81000000 T _stext" or "ffffffffc0a00000 t fn\t[module]" */

@@ -157,7 +157,8 @@ int perf_map_lookup(PerfMap *m, uint64_t addr, const char **ret_name, uint64_t *
 		if (stat(m->path, &st) < 0)
 			return -ENOENT;
 		changed = st.st_ino != m->inode || st.st_size != m->size ||
-			  st.st_mtim.tv_sec != m->mtime.tv_sec || st.st_mtim.tv_nsec != m->mtime.tv_nsec;
+			  st.st_mtim.tv_sec != m->mtime.tv_sec ||
+			  st.st_mtim.tv_nsec != m->mtime.tv_nsec;
 		if (!changed)
 			return -ENOENT;
 		r = perf_map_reload(m, &st);

@@ -44,7 +44,7 @@ int stack_unwind_mode_from_backend(const char *backend, StackUnwindMode *ret)
 	if (!backend || strcmp(backend, "auto") == 0 || strcmp(backend, "perf-dwarf") == 0)
 		*ret = STACK_UNWIND_DWARF;
 	else if (strcmp(backend, "perf-fp") == 0 || strcmp(backend, "bpf") == 0)
-		/* bpf stacks are the kernel's frame-pointer walk too; the session says if it is available */
+		/* bpf stacks are the kernel's frame-pointer walk too */
 		*ret = STACK_UNWIND_FP;
 	else
 		return -EINVAL;
@@ -247,7 +247,9 @@ static int resolve_jit_address(StackResolver *r, Profile *p, uint64_t addr, uint
 static int resolve_kernel_address(StackResolver *r, Profile *p, const ProcessMaps *maps,
 				  uint64_t addr, uint32_t *ret_id)
 {
-	ProfileFrame f = { .file = PROFILE_NONE, .build_id = PROFILE_NONE, .address = addr, .kernel = true };
+	ProfileFrame f = {
+		.file = PROFILE_NONE, .build_id = PROFILE_NONE, .address = addr, .kernel = true
+	};
 	const KernelSymbols *ks;
 	const char *name, *module;
 	int k;
@@ -361,8 +363,9 @@ static int collect_user_pcs(StackResolver *r, const PerfSample *s, size_t *ret_n
 	bool truncated = false;
 	int k;
 
-	/* without 64-bit user registers (kernel threads, 32-bit tasks) the callchain is all there is */
-	if (r->mode == STACK_UNWIND_DWARF && s->n_regs > 0 && s->regs_abi == PERF_SAMPLE_REGS_ABI_64) {
+	/* without 64-bit user registers (kernel threads, 32-bit tasks): only the callchain */
+	if (r->mode == STACK_UNWIND_DWARF && s->n_regs > 0 &&
+	    s->regs_abi == PERF_SAMPLE_REGS_ABI_64) {
 		k = unwind_sample(r->unwinder, s, r->pcs, max, &truncated);
 		if (k < 0)
 			return k;

@@ -269,8 +269,8 @@ static int insert_locked(SymbolCache *c, const char *key, uint64_t address,
 	return 0;
 }
 
-int symbol_cache_insert(SymbolCache *c, const char *key, uint64_t address, const SymbolFrame *frames,
-			size_t n, const SymbolFrame **ret_frames)
+int symbol_cache_insert(SymbolCache *c, const char *key, uint64_t address,
+			const SymbolFrame *frames, size_t n, const SymbolFrame **ret_frames)
 {
 	int r;
 
@@ -288,7 +288,8 @@ bool symbol_cache_test_and_mark_module(SymbolCache *c, const char *key)
 	pthread_mutex_lock(&c->lock);
 	if (pointer_set_grow(&c->modules, &c->modules_mask, c->n_modules, true) < 0)
 		goto out;
-	for (j = hash_finalize((uintptr_t)key) & c->modules_mask; c->modules[j]; j = (j + 1) & c->modules_mask)
+	for (j = hash_finalize((uintptr_t)key) & c->modules_mask; c->modules[j];
+	     j = (j + 1) & c->modules_mask)
 		if (c->modules[j] == key) {
 			seen = true;
 			goto out;

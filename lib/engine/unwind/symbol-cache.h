@@ -39,8 +39,8 @@ int symbol_cache_intern(SymbolCache *c, const char *s, const char **ret);
 bool symbol_cache_lookup(SymbolCache *c, const char *key, uint64_t address,
 			 const SymbolFrame **ret_frames, size_t *ret_n);
 /* Store (copying the strings); returns the stored frames. Storing twice keeps the first. */
-int symbol_cache_insert(SymbolCache *c, const char *key, uint64_t address, const SymbolFrame *frames,
-			size_t n, const SymbolFrame **ret_frames);
+int symbol_cache_insert(SymbolCache *c, const char *key, uint64_t address,
+			const SymbolFrame *frames, size_t n, const SymbolFrame **ret_frames);
 
 /* Has any session resolved code of module 'key' before? Marks it seen either way. */
 bool symbol_cache_test_and_mark_module(SymbolCache *c, const char *key);
