@@ -3,6 +3,7 @@
 // lax about them), its stacks merged over threads are the folding's, and the
 // profiler's own import code (profiler-cli) loads it, lists every thread and
 // builds call trees that match the file's per-thread folding.
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,22 +62,26 @@ for (const t of doc.threads) {
 }
 compareStacks(`firefox file (${kind})`, readFolded(dir), merged);
 
-// The profiler's importer: load, list threads, and compare a few threads' call trees.
+// The profiler's importer. `profiler-cli load` gives its daemon 500 ms to start, too little
+// on a busy machine, so run the daemon in the foreground (the command the tool itself
+// suggests then) and wait for it to answer.
 const env = { ...process.env, PROFILER_CLI_SESSION_DIR: mkdtempSync(join(tmpdir(), "profiler-cli-")) };
-const pq = (...args) => run("node", [cli, ...args], { env, timeout: 60000 });
-// The daemon gets 500 ms to start; on a busy machine it may need another try.
-let load;
-for (let attempt = 0; attempt < 5; attempt++) {
-	load = pq("load", file);
-	if (load.status === 0 || !/did not become ready/.test(load.stderr + load.stdout)) break;
-	run("sleep", ["2"]);
-	pq("stop", "--all");
-}
-if (load.status !== 0) {
-	fail(`profiler-cli load failed: ${load.stdout} ${load.stderr}`);
-} else {
-	try {
-		const list = pq("thread", "list", "--json");
+const session = "export-check";
+const pq = (...args) => run("node", [cli, ...args, "--session", session], { env, timeout: 30000 });
+const daemon = spawn("node", [cli, "--daemon", file, "--session", session], { env, stdio: "ignore" });
+let exited = null;
+daemon.on("exit", (code, signal) => { exited = signal || code; });
+try {
+	let list;
+	for (const start = Date.now(); Date.now() - start < 60000 && exited === null;) {
+		list = pq("thread", "list", "--json");
+		if (list.status === 0) break;
+		await new Promise((resolve) => setTimeout(resolve, 250));
+	}
+	console.log(`profiler daemon answered: ${list && list.status === 0}`);
+	if (!list || list.status !== 0) {
+		fail(`the profiler could not load the file (daemon ${exited === null ? "not answering" : "exited: " + exited}): ${list && list.stderr}`);
+	} else {
 		const threads = JSON.parse(list.stdout).threads;
 		if (threads.length !== doc.threads.length) fail(`profiler lists ${threads.length} threads, the file has ${doc.threads.length}`);
 		// the first thread, and the one with the most distinct stacks
@@ -93,8 +98,9 @@ if (load.status !== 0) {
 			})(tree, []);
 			compareStacks(`profiler call tree of tid ${th.tid} (${kind})`, perThread[i], stacks);
 		}
-	} finally {
-		pq("stop", "--all");
 	}
+} finally {
+	pq("stop");
+	if (exited === null) daemon.kill();
 }
 finish(`firefox ${kind}`);

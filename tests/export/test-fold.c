@@ -325,6 +325,21 @@ static void test_deterministic(const char *what, const Profile *p)
 		      "%s %s: fd export differs from memory export (%zd vs %zu bytes)", what,
 		      export_format_to_string(format), n3, n1);
 		CHECK(n1 > 0, "%s %s: empty output", what, export_format_to_string(format));
+		{
+			_cleanup_(folding_freep) Folding *folding = NULL;
+			_cleanup_free_ char *from_folding = NULL;
+			size_t n4 = 0;
+			FILE *m = open_memstream(&from_folding, &n4);
+
+			r = fold_profile(p, &folding);
+			CHECK(r == 0 && m && export_folding(folding, format, m) == 0,
+			      "%s %s: export_folding failed", what, export_format_to_string(format));
+			if (m)
+				fclose(m);
+			CHECK(n4 == n1 && from_folding && memcmp(from_folding, one, n1) == 0,
+			      "%s %s: export_folding differs from export_profile", what,
+			      export_format_to_string(format));
+		}
 	}
 }
 

@@ -124,6 +124,18 @@ static int grow_array(void **array, uint32_t n, size_t size)
 	return 0;
 }
 
+/* Whether the unwinder named the frame, rather than falling back to "module+0xoffset". */
+static bool frame_is_symbolised(const Profile *p, const ProfileFrame *fr)
+{
+	const char *name = p->strings[fr->function], *module = p->strings[fr->module];
+	const char *base = strrchr(module, '/');
+	size_t n;
+
+	base = base ? base + 1 : module;
+	n = strlen(base);
+	return !(strncmp(name, base, n) == 0 && strncmp(name + n, "+0x", 3) == 0);
+}
+
 /* Mapping and function of every profile frame. */
 static int add_frames(Pprof *b)
 {
@@ -154,12 +166,12 @@ static int add_frames(Pprof *b)
 				b->mappings[id].id = id + 1;
 				b->mappings[id].filename = string_index(b, fr->module);
 				b->mappings[id].build_id = string_index(b, fr->build_id);
-				b->mappings[id].has_functions = true;
 				b->n_mappings++;
 			}
 			m = &b->mappings[id];
 			if (fr->address >= m->memory_limit)
 				m->memory_limit = fr->address + 1;
+			m->has_functions |= frame_is_symbolised(p, fr);
 			m->has_filenames |= fr->file != PROFILE_NONE;
 			m->has_line_numbers |= fr->line != 0;
 			m->has_inline_frames |= fr->inlined;

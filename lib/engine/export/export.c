@@ -70,7 +70,14 @@ bool export_format_is_profile(ExportFormat format)
 	return (int)format >= 0 && format < EXPORT_METRICS;
 }
 
-int export_profile(const Profile *p, ExportFormat format, FILE *out)
+static int check_profile_format(ExportFormat format)
+{
+	if (export_format_is_profile(format))
+		return 0;
+	return format == EXPORT_METRICS || format == EXPORT_RECORD ? -EOPNOTSUPP : -EINVAL;
+}
+
+int export_folding(const Folding *folding, ExportFormat format, FILE *out)
 {
 	static int (*const writers[])(const Folding *, FILE *) = {
 		[EXPORT_FOLDED] = export_write_folded,
@@ -79,12 +86,9 @@ int export_profile(const Profile *p, ExportFormat format, FILE *out)
 		[EXPORT_SPEEDSCOPE] = export_write_speedscope,
 		[EXPORT_SVG] = export_write_svg,
 	};
-	_cleanup_(folding_freep) Folding *folding = NULL;
 	int r;
 
-	if (!export_format_is_profile(format))
-		return format == EXPORT_METRICS || format == EXPORT_RECORD ? -EOPNOTSUPP : -EINVAL;
-	r = fold_profile(p, &folding);
+	r = check_profile_format(format);
 	if (r < 0)
 		return r;
 	r = writers[format](folding, out);
@@ -93,6 +97,21 @@ int export_profile(const Profile *p, ExportFormat format, FILE *out)
 	if (fflush(out) != 0 || ferror(out))
 		return negative_errno();
 	return 0;
+}
+
+int export_profile(const Profile *p, ExportFormat format, FILE *out)
+{
+	_cleanup_(folding_freep) Folding *folding = NULL;
+	int r;
+
+	/* refuse before folding, which is the expensive part */
+	r = check_profile_format(format);
+	if (r < 0)
+		return r;
+	r = fold_profile(p, &folding);
+	if (r < 0)
+		return r;
+	return export_folding(folding, format, out);
 }
 
 int export_profile_to_fd(const Profile *p, ExportFormat format, int fd)

@@ -45,6 +45,12 @@ bool export_format_is_profile(ExportFormat format);
  * Output is deterministic: the same profile gives the same bytes.
  */
 int export_profile(const Profile *p, ExportFormat format, FILE *out);
+/*
+ * The same from a folding made once with fold_profile() (fold.h), for callers
+ * that write several formats of one profile.
+ */
+typedef struct Folding Folding;
+int export_folding(const Folding *folding, ExportFormat format, FILE *out);
 /* The same to a file descriptor, which stays open and owned by the caller. */
 int export_profile_to_fd(const Profile *p, ExportFormat format, int fd);
 /* The same into a malloc'ed buffer; *ret_data is NUL-terminated (not counted in *ret_size). */
