@@ -46,7 +46,10 @@ int stack_resolver_new(const StackResolverOptions *options, StackResolver **ret)
 StackResolver *stack_resolver_free(StackResolver *r);
 void stack_resolver_freep(StackResolver **r);
 
-/* SampleResolveFn; 'userdata' is the StackResolver. Serves one target process. */
+/*
+ * SampleResolveFn; 'userdata' is the StackResolver. A resolver serves one
+ * target process and one Profile (it caches that profile's frame ids).
+ */
 int stack_resolver_resolve(void *userdata, const PerfSample *sample, const ProcessMaps *maps,
 			   Profile *profile, SampleStack *ret);
 
