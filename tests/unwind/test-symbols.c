@@ -130,6 +130,18 @@ static void test_perf_map(const char *dir)
 	check(r == 0 && strcmp(name, "jit_later") == 0, "appended symbol: %s",
 	      r == 0 ? name : strerror(-r));
 	perf_map_free(m);
+
+	/* by default: the target's own /tmp, named as the target knows it */
+	r = perf_map_new(getpid(), NULL, &m);
+	check(r >= 0, "perf_map_new: %s", strerror(-r));
+	if (r >= 0) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "/tmp/perf-%d.map", (int)getpid());
+		check(strcmp(perf_map_name(m), want) == 0, "default map %s, expected %s",
+		      perf_map_name(m), want);
+		perf_map_free(m);
+	}
 }
 
 static void test_demangle(void)

@@ -16,7 +16,8 @@ typedef struct PerfMapSymbol {
 } PerfMapSymbol;
 
 struct PerfMap {
-	char *path;
+	char *path; /* where it is read */
+	char *name; /* what the target calls it */
 	PerfMapSymbol *symbols; /* sorted by start */
 	size_t n_symbols;
 	/* what the loaded symbols came from, to notice appends and rewrites */
@@ -38,11 +39,33 @@ PerfMap *perf_map_free(PerfMap *m)
 		return NULL;
 	symbols_free(m->symbols, m->n_symbols);
 	free(m->path);
+	free(m->name);
 	free(m);
 	return NULL;
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(PerfMap *, perf_map_free);
+
+/* The target's pid as it knows itself (the last NSpid: inside its pid namespace). */
+static pid_t namespace_pid(pid_t pid)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	char path[64];
+	size_t size = 0;
+	pid_t ns = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && getline(&line, &size, f) > 0)
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *last = strrchr(line, '\t') ?: line + 6;
+
+			ns = (pid_t)strtol(last, NULL, 10) ?: pid;
+			break;
+		}
+	return ns;
+}
 
 int perf_map_new(pid_t pid, const char *path, PerfMap **ret)
 {
@@ -50,19 +73,30 @@ int perf_map_new(pid_t pid, const char *path, PerfMap **ret)
 
 	if (!m)
 		return -ENOMEM;
-	if (path)
+	/*
+	 * The target's own /tmp, seen through its root: right for containers and
+	 * when the profiler runs with a private /tmp.
+	 */
+	if (path) {
 		m->path = strdup(path);
-	else if (asprintf(&m->path, "/tmp/perf-%d.map", (int)pid) < 0)
-		m->path = NULL;
-	if (!m->path)
+		m->name = strdup(path);
+	} else {
+		pid_t ns = namespace_pid(pid);
+
+		if (asprintf(&m->path, "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)ns) < 0)
+			m->path = NULL;
+		if (asprintf(&m->name, "/tmp/perf-%d.map", (int)ns) < 0)
+			m->name = NULL;
+	}
+	if (!m->path || !m->name)
 		return -ENOMEM;
 	*ret = TAKE_PTR(m);
 	return 0;
 }
 
-const char *perf_map_path(const PerfMap *m)
+const char *perf_map_name(const PerfMap *m)
 {
-	return m->path;
+	return m->name;
 }
 
 static int symbol_compare(const void *a, const void *b)

@@ -12,10 +12,15 @@
 
 typedef struct PerfMap PerfMap;
 
-/* 'path' NULL: /tmp/perf-<pid>.map. The file need not exist yet. */
+/*
+ * 'path' NULL: the target's /tmp/perf-<pid>.map, through /proc/<pid>/root and
+ * with the pid of its own namespace, as perf looks for it. The file need not
+ * exist yet.
+ */
 int perf_map_new(pid_t pid, const char *path, PerfMap **ret);
 PerfMap *perf_map_free(PerfMap *m);
 
 /* The symbol covering 'addr'. Returns 0, or -ENOENT. */
 int perf_map_lookup(PerfMap *m, uint64_t addr, const char **ret_name, uint64_t *ret_start);
-const char *perf_map_path(const PerfMap *m);
+/* The map's name as the target wrote it ("/tmp/perf-<pid>.map"), for frames' module. */
+const char *perf_map_name(const PerfMap *m);

@@ -238,7 +238,7 @@ static int resolve_jit_address(StackResolver *r, Profile *p, uint64_t addr, uint
 	k = profile_intern_string(p, name, &f.function);
 	if (k < 0)
 		return k;
-	k = profile_intern_string(p, perf_map_path(r->perf_map), &f.module);
+	k = profile_intern_string(p, perf_map_name(r->perf_map), &f.module);
 	if (k < 0)
 		return k;
 	return profile_intern_frame(p, &f, ret_id);

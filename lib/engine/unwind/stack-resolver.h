@@ -37,7 +37,7 @@ typedef struct StackResolverOptions {
 	uint32_t max_depth;         /* user frames (and kernel frames) at most; 0 = 128 */
 	SymbolCache *cache;         /* borrowed, may be shared; NULL = a private one */
 	const char *debuginfo_path; /* libdwfl syntax; NULL = "-:.debug:/usr/lib/debug" */
-	const char *perf_map_path;  /* JIT symbols; NULL = /tmp/perf-<pid>.map */
+	const char *perf_map_path;  /* JIT symbols; NULL = the target's /tmp/perf-<pid>.map */
 } StackResolverOptions;
 
 typedef struct StackResolver StackResolver;
