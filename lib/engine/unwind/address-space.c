@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -27,6 +28,7 @@ struct AddressSpace {
 	uint64_t signature;       /* of the module list last reported */
 	bool updated;
 	int vdso_fd;              /* our own vDSO image: the kernel maps the same one everywhere */
+	bool other_root;          /* the target's paths are under /proc/PID/root */
 };
 
 static ModuleInfo *module_info_free(ModuleInfo *m)
@@ -231,18 +233,33 @@ static int module_info_new(AddressSpace *s, Dwfl_Module *mod, const char *path, 
 	return 0;
 }
 
+/* Does the target see another root than ours (a container)? Then its paths mean other files. */
+static bool has_other_root(uint32_t pid)
+{
+	struct stat ours, theirs;
+	char root[32];
+
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	if (pid == 0 || stat("/", &ours) < 0 || stat(root, &theirs) < 0)
+		return false;
+	return ours.st_dev != theirs.st_dev || ours.st_ino != theirs.st_ino;
+}
+
 /*
- * Report a mapped file by its path; when that no longer opens (deleted or
- * replaced since, or another mount namespace), through the kernel's handle on
- * the mapping itself.
+ * Report a mapped file by its path (seen through the target's root when it
+ * has its own); when that no longer opens (deleted or replaced since),
+ * through the kernel's handle on the mapping itself.
  */
 static Dwfl_Module *report_elf_file(AddressSpace *s, const ProcessMaps *maps,
 				    const ProcessMapping *first, uint64_t base)
 {
+	_cleanup_free_ char *rooted = NULL;
 	char map_file[80];
 	Dwfl_Module *mod;
 
-	mod = dwfl_report_elf(s->dwfl, first->path, first->path, -1, base, false);
+	if (s->other_root && asprintf(&rooted, "/proc/%u/root%s", maps->pid, first->path) < 0)
+		rooted = NULL;
+	mod = dwfl_report_elf(s->dwfl, first->path, rooted ?: first->path, -1, base, false);
 	if (mod || maps->pid == 0)
 		return mod;
 	snprintf(map_file, sizeof(map_file), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, maps->pid,
@@ -325,6 +342,7 @@ int address_space_update(AddressSpace *s, const ProcessMaps *maps)
 		free(st.old);
 		return -ENOMEM;
 	}
+	s->other_root = has_other_root(maps->pid);
 	dwfl_report_begin(s->dwfl);
 	r = for_each_code_file(s, maps, report_file, &st);
 	free(st.old);
