@@ -41,18 +41,23 @@ static void frame_builder_add(FrameBuilder *b, const char *name, const char *fil
 	};
 }
 
-/* The linkage name when there is one (C++), else the plain name; follows abstract origins. */
+/*
+ * A C++ function by its mangled linkage name (demangled later, with its
+ * parameters); anything else by its source name, not an asm alias such as
+ * glibc's "__GI___clock_gettime". Follows abstract origins and specifications.
+ */
 static const char *die_function_name(Dwarf_Die *die)
 {
+	const char *linkage, *name;
 	Dwarf_Attribute attr;
-	const char *name;
 
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-	return name;
+	linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!linkage)
+		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (linkage && strncmp(linkage, "_Z", 2) == 0)
+		return linkage;
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name ?: linkage;
 }
 
 /* Where an inlined subroutine was called from: its DW_AT_call_file/line. */
