@@ -18,10 +18,14 @@ const lint = run("xmllint", ["--noout", file]);
 if (lint.status !== 0) fail(`xmllint: ${lint.stderr.slice(0, 2000)}`);
 if (/(href|src)="(https?:)?\/\//.test(svg)) fail("the SVG refers to something on the network");
 
-// Titles read "name\n[module\n]N samples, P%"; frames at the lowest level above "all" are the roots.
-const frames = [...svg.matchAll(/<g class="f"><title>([^<]*)<\/title><rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"/g)]
-	.map((m) => ({ title: m[1], y: Number(m[3]) }));
-const decode = (s) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+// Descriptions read "name\n[module\n]N samples, P%", in a <title> or (narrow frames) a data-t
+// attribute; frames at the lowest level above "all" are the roots.
+const decode = (s) => s.replace(/&#10;/g, "\n").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"')
+	.replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+const frames = [...svg.matchAll(/<g class="f"(?: data-t="([^"]*)")?>(?:<title>([^<]*)<\/title>)?<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"/g)]
+	.map((m) => ({ title: decode(m[1] ?? m[2]), y: Number(m[4]) }));
+const nFrames = (svg.match(/<g class="f"/g) || []).length;
+if (frames.length !== nFrames) fail(`${nFrames - frames.length} frames are not "<g class="f"> + description + <rect>"`);
 const samplesOf = (f) => Number(/\n(\d+) samples, [\d.]+%$/.exec(f.title)[1]);
 const folded = readFolded(dir);
 const total = [...folded.values()].reduce((a, b) => a + b, 0);
@@ -30,7 +34,7 @@ else {
 	if (samplesOf(frames[0]) !== total) fail(`"all" frame says ${samplesOf(frames[0])} samples, folded total ${total}`);
 	const rootY = Math.max(...frames.slice(1).map((f) => f.y));
 	const roots = new Map(), expected = new Map();
-	for (const f of frames.slice(1)) if (f.y === rootY) addCount(roots, foldedName(decode(f.title.split("\n")[0])), samplesOf(f));
+	for (const f of frames.slice(1)) if (f.y === rootY) addCount(roots, foldedName(f.title.split("\n")[0]), samplesOf(f));
 	// frames narrower than 0.1 px are left out: expect only roots wide enough to be drawn
 	for (const [stack, n] of folded) addCount(expected, stack.split(";")[0], n);
 	for (const [k, n] of expected) if (n / total * 1180 < 0.1) expected.delete(k);

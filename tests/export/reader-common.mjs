@@ -19,6 +19,7 @@ export function finish(what) {
 		process.exit(1);
 	}
 	console.log(`${what}: ok`);
+	process.exit(0);
 }
 
 export function requireModules() {

@@ -8,6 +8,7 @@
  * from a palette of ten), inlined frames lighter, unmapped code grey.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 #define HEADER 40.0
 #define FOOTER 30.0
 #define MIN_WIDTH_PX 0.1
+#define TITLE_MIN_WIDTH_PX 1.0
 #define CHAR_WIDTH 7.2 /* 12 px monospace; the script trims labels with the same figure */
 
 static const char flamegraph_js[] =
@@ -112,19 +114,29 @@ static void write_label(FILE *out, const char *name, double width)
 	}
 }
 
+/*
+ * A frame's description, "name\nmodule\nN samples, P%", goes into a <title>
+ * (the browser's tooltip) when the frame is at least TITLE_MIN_WIDTH_PX wide,
+ * else into a data-t attribute that only the script reads: thousands of
+ * <title> elements made Chromium take a minute to show a 25 000-frame graph.
+ */
 static void write_frame(FILE *out, const char *name, const char *module, uint64_t count,
 			uint64_t total, double x, double y, double w, const char *fill)
 {
-	fputs_unlocked("<g class=\"f\"><title>", out);
+	bool title = w >= TITLE_MIN_WIDTH_PX;
+	const char *newline = title ? "\n" : "&#10;";
+
+	fputs_unlocked(title ? "<g class=\"f\"><title>" : "<g class=\"f\" data-t=\"", out);
 	write_xml_text(out, name);
 	if (module) {
-		fputs_unlocked("\n", out);
+		fputs_unlocked(newline, out);
 		write_xml_text(out, module);
 	}
-	fprintf(out, "\n%llu samples, %.2f%%</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+	fprintf(out, "%s%llu samples, %.2f%%%s<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 		     "height=\"%.1f\" fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">",
-		(unsigned long long)count, total ? 100.0 * count / total : 0.0, x, y, w,
-		FRAME_HEIGHT - 1, fill, x + 3, y + FRAME_HEIGHT - 4.5);
+		newline, (unsigned long long)count, total ? 100.0 * count / total : 0.0,
+		title ? "</title>" : "\">", x, y, w, FRAME_HEIGHT - 1, fill, x + 3,
+		y + FRAME_HEIGHT - 4.5);
 	write_label(out, name, w);
 	fputs_unlocked("</text></g>\n", out);
 }

@@ -64,8 +64,8 @@ var FG = (function () {
 		matched = document.getElementById("matched");
 		resetButton = document.getElementById("reset");
 		Array.prototype.forEach.call(document.querySelectorAll("g.f"), function (g) {
-			var rect = g.querySelector("rect"), text = g.querySelector("text"),
-				title = g.querySelector("title").textContent;
+			var rect = g.querySelector("rect"), text = g.querySelector("text"), t = g.querySelector("title"),
+				title = t ? t.textContent : g.getAttribute("data-t");
 			var f = { g: g, rect: rect, text: text, name: title.split("\n")[0], title: title,
 				x: +rect.getAttribute("x"), w: +rect.getAttribute("width"),
 				y: +rect.getAttribute("y"), fill: rect.getAttribute("fill") };
