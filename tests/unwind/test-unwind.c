@@ -159,7 +159,13 @@ static const char *const main_roots[] = { "main", "start_thread", NULL };
 
 static int test_split(char **args)
 {
-	char *argv[] = { args[0], (char *)"4", (char *)"2", NULL };
+	/*
+	 * One thread: with more runnable threads than CPUs, preemption eats more
+	 * of the long heavy phases than of the short light ones and the measured
+	 * split drifts below 3:1 (perf sees the same). So one thread; threads are
+	 * the late-thread test's.
+	 */
+	char *argv[] = { args[0], (char *)"4", (char *)"1", NULL };
 	HarnessRun run = { .seconds = 3 };
 	HarnessResult res;
 	const ProfileFrame *mix, *heavy;
@@ -205,6 +211,16 @@ static int test_split(char **args)
 			       "workload_mix inlined into %s", name);
 	}
 	harness_assert(count_kernel_samples(res.profile) == 0, "kernel frames with kernel=false");
+
+	/* time in clock_gettime runs in the vDSO: named from its symbols, unwound by its CFI */
+	for (uint32_t i = 0; i < res.profile->n_frames; i++) {
+		const ProfileFrame *f = &res.profile->frames[i];
+		const char *module = profile_string(res.profile, f->module);
+
+		if (module && strcmp(module, "[vdso]") == 0)
+			harness_assert(strncmp(harness_frame_name(res.profile, f), "__vdso_", 7) == 0,
+				       "vDSO frame named %s", harness_frame_name(res.profile, f));
+	}
 	harness_result_done(&res);
 	return 0;
 }
