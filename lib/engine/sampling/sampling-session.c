@@ -24,8 +24,8 @@
 #include "tid-set.h"
 
 #define NSEC_PER_SEC 1000000000ULL
-/* Drain at least this often, so progress is live and rings of exited threads are read. */
-#define TICK_NANOS (100ULL * 1000000ULL)
+/* Drain at least this often, so live metrics stay current while rings fill slowly. */
+#define TICK_NANOS (250ULL * 1000000ULL)
 /* Per-CPU ring: room for this long of sampling at full rate, within the bounds below. */
 #define RING_MILLISECONDS 100
 #define RING_MIN_SAMPLES 8
