@@ -301,13 +301,16 @@ static int add_location(StackResolver *r, Profile *p, const ProcessMaps *maps, u
 		if (k == -ENOENT) {
 			const ProcessMapping *m = process_maps_find(maps, addr);
 
+			/* mapped but not ELF: JIT code, in anonymous memory or a memfd */
 			n = 1;
-			k = -ENOENT;
-			if (!m || !m->path)
-				k = resolve_jit_address(r, p, addr, ids);
+			k = m ? resolve_jit_address(r, p, addr, ids) : -ENOENT;
 			if (k == -ENOENT) {
-				/* a JIT may announce the code later: ask again next time */
-				cacheable = m && m->path;
+				/*
+				 * Unmapped is garbage from a broken walk: remember it. Code a JIT
+				 * may announce later is asked about again next time.
+				 */
+				cacheable = !m || (m->path && m->path[0] == '/' &&
+						   strncmp(m->path, "/memfd:", 7) != 0);
 				k = default_resolve_frame(NULL, p, maps, addr, false, ids);
 			}
 		}
