@@ -108,7 +108,7 @@ static void write_location(const Profile *p, const ProfileFrame *frame, FILE *ou
 static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t, FILE *out)
 {
 	const Profile *p = f->profile;
-	const ProfileThread *info = profile_find_thread(p, th->tid);
+	const ProfileThread *info = profile_find_thread(p, th->tid), *main_thread;
 
 	collect_tables(f, th, t);
 
@@ -117,8 +117,13 @@ static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t
 		write_json_string(out, p->strings[info->name]);
 	else
 		fprintf(out, "\"tid %u\"", th->tid);
-	fprintf(out, ",\"processType\":\"default\",\"processName\":\"\",\"registerTime\":0,"
-		     "\"unregisterTime\":null,\"tid\":%u,\"pid\":%u,", th->tid, p->pid);
+	/* the process is named after its main thread, whose tid is the pid */
+	fputs_unlocked(",\"processType\":\"default\",\"processName\":", out);
+	main_thread = profile_find_thread(p, p->pid);
+	write_json_string(out, main_thread && main_thread->name != PROFILE_NONE ?
+			       p->strings[main_thread->name] : "");
+	fprintf(out, ",\"registerTime\":0,\"unregisterTime\":null,\"tid\":%u,\"pid\":%u,", th->tid,
+		p->pid);
 	fputs_unlocked("\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,"
 		       "\"category\":4,\"data\":5},\"data\":[]},", out);
 
