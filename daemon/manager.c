@@ -11,6 +11,7 @@
 #include "access.h"
 #include "bus-errors.h"
 #include "cleanup.h"
+#include "export-stream.h"
 #include "log.h"
 #include "manager.h"
 #include "session.h"
@@ -101,6 +102,8 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 	manager_trim_finished_sessions(m);
 
 	r = worker_pool_new(event, 2, &m->workers);
+	if (r >= 0)
+		r = worker_pool_new(event, 4, &m->export_workers);
 	if (r < 0)
 		return log_error_errno(r, "cannot start worker threads: %s", strerror(-r));
 	r = symbol_cache_new(&m->symbols);
@@ -116,6 +119,8 @@ Manager *manager_free(Manager *m)
 		return NULL;
 	/* completions first: they still use the sessions and the bus */
 	worker_pool_free(m->workers);
+	worker_pool_free(m->export_workers);
+	export_stream_cancel_all();
 	for (size_t i = 0; i < m->n_sessions; i++)
 		session_free(m->sessions[i]);
 	free(m->sessions);

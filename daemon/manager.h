@@ -32,7 +32,8 @@ typedef struct Manager {
 	char *state_dir;
 	char *sessions_dir;
 	RunStore *runs;
-	WorkerPool *workers;
+	WorkerPool *workers;        /* finishing sessions: exports and run records */
+	WorkerPool *export_workers; /* Export reads, ExportToFd into files: delay no session */
 	SymbolCache *symbols; /* names by build-id and address, shared by all sessions */
 	uint32_t max_hz;           /* the config's, lowered to the kernel's limit */
 

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic-file.h"
 #include "bus-errors.h"
 #include "cleanup.h"
+#include "export-stream.h"
 #include "log.h"
 #include "session-export.h"
 
@@ -90,7 +91,7 @@ void session_remove_files(Session *s)
 typedef struct ExportJob {
 	sd_bus_message *message;
 	char *path;
-	int fd;        /* ExportToFd's, or -1 for Export */
+	int fd;        /* ExportToFd's file or device, or -1 for Export */
 	uint64_t max;  /* Export's size limit */
 	char *data;
 	size_t size;
@@ -110,29 +111,6 @@ static ExportJob *export_job_free(ExportJob *j)
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(ExportJob *, export_job_free);
 
-/* Write all of 'data' to a descriptor that may be non-blocking (it is the client's). */
-static int write_all_wait(int fd, const char *data, size_t size)
-{
-	while (size > 0) {
-		ssize_t n = write(fd, data, size);
-
-		if (n < 0) {
-			struct pollfd p = { .fd = fd, .events = POLLOUT };
-
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return negative_errno();
-			if (poll(&p, 1, -1) < 0 && errno != EINTR)
-				return negative_errno();
-			continue;
-		}
-		data += n;
-		size -= (size_t)n;
-	}
-	return 0;
-}
-
 static int copy_file_to_fd(const char *path, int out)
 {
 	_cleanup_close_ int in = open(path, O_RDONLY | O_CLOEXEC);
@@ -150,7 +128,7 @@ static int copy_file_to_fd(const char *path, int out)
 			return negative_errno();
 		if (n == 0)
 			return 0;
-		r = write_all_wait(out, buf, (size_t)n);
+		r = write_all(out, buf, (size_t)n);
 		if (r < 0)
 			return r;
 	}
@@ -199,7 +177,8 @@ int session_export_reply(Session *s, sd_bus_message *m, ExportFormat format, int
 {
 	_cleanup_(export_job_freep) ExportJob *j = NULL;
 	_cleanup_close_ int fd_copy = fd;
-	int r;
+	struct stat st;
+	int in, r;
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
@@ -213,8 +192,17 @@ int session_export_reply(Session *s, sd_bus_message *m, ExportFormat format, int
 					 "session %s has no %s export%s%s", s->id,
 					 export_format_to_string(format),
 					 s->error ? ": " : " (its files are gone)", s->error ?: "");
+	if (j->fd >= 0 && fstat(j->fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		/* a reader on the other end sets the pace: copy from the loop as it reads */
+		in = open(j->path, O_RDONLY | O_CLOEXEC);
+		if (in < 0)
+			return negative_errno();
+		r = export_stream_start(s->manager->event, m, in, TAKE_FD(j->fd));
+		return r < 0 ? r : 1;
+	}
+	/* files and devices, and Export's read, take bounded time: a worker does them */
 	j->message = sd_bus_message_ref(m);
-	r = worker_pool_submit(s->manager->workers, export_job_work, export_job_done, j);
+	r = worker_pool_submit(s->manager->export_workers, export_job_work, export_job_done, j);
 	if (r < 0)
 		return r;
 	TAKE_PTR(j);

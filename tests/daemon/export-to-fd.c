@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * export-to-fd ADDRESS SESSION_PATH FORMAT OUTFILE: call ExportToFd with the
- * write end of a pipe and copy what arrives to OUTFILE while the call is
- * outstanding, as profctl does (busctl cannot pass file descriptors). Exit 0
- * on success; on a D-Bus error print "NAME: message" and exit 1.
+ * export-to-fd ADDRESS SESSION_PATH FORMAT OUTFILE [STALL_SECONDS]: call
+ * ExportToFd with the write end of a pipe and copy what arrives to OUTFILE
+ * while the call is outstanding, as profctl does (busctl cannot pass file
+ * descriptors). With STALL_SECONDS the pipe is shrunk to one page and left
+ * unread that long first: a slow reader. Exit 0 on success; on a D-Bus error
+ * print "NAME: message" and exit 1.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
@@ -37,13 +40,17 @@ int main(int argc, char **argv)
 	size_t total = 0;
 	char buf[65536];
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: export-to-fd ADDRESS SESSION_PATH FORMAT OUTFILE\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: export-to-fd ADDRESS SESSION_PATH FORMAT OUTFILE [STALL_SECONDS]\n");
 		return 2;
 	}
 	out = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
 		fprintf(stderr, "cannot open '%s': %s\n", argv[4], strerror(errno));
+		return 1;
+	}
+	if (argc == 6 && fcntl(pipefd[0], F_SETPIPE_SZ, 4096) < 0) {
+		fprintf(stderr, "cannot shrink the pipe: %s\n", strerror(errno));
 		return 1;
 	}
 	r = sd_bus_new(&bus);
@@ -65,6 +72,8 @@ int main(int argc, char **argv)
 	}
 	r = sd_bus_flush(bus);
 	close(pipefd[1]); /* only profd's copy keeps the pipe open now */
+	if (argc == 6)
+		sleep((unsigned)atoi(argv[5]));
 
 	for (;;) {
 		ssize_t n = read(pipefd[0], buf, sizeof(buf));

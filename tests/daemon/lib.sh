@@ -29,6 +29,10 @@ cleanup() {
 		kill -9 "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
+	if [[ $rc != 0 && -f $T/profd.log && -z ${FAILED:-} ]]; then
+		echo "--- last lines of the profd log:" >&3
+		tail -n 30 "$T/profd.log" >&3
+	fi
 	# sanitizer findings in profd fail the test even when every check passed
 	reports=$(grep -hE -A12 'runtime error|ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer' "$T"/*.log || true)
 	rm -rf "$T"
@@ -42,6 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 fail() {
+	FAILED=1
 	echo "FAIL: $*" >&2
 	if [[ -f $T/profd.log ]]; then
 		echo "--- last lines of the profd log:" >&2

@@ -72,3 +72,24 @@ n=$(mgr ListSessions | awk '{ print $2 }')
 mgr ListSessions | grep -q "$f" || fail "the newest session was released"
 [[ $(mgr ListRuns | awk '{ print $2 }') == 6 ]] || fail "released sessions lost their runs"
 ok "finished sessions capped at 3, runs kept"
+
+# readers that stall do not hold anyone else up: six ExportToFd into one-page pipes
+# left unread for 4 s, while another export and a whole session go through
+stalled=()
+for i in 1 2 3 4 5 6; do
+	"$EXPORT_TO_FD" "$BUS" "$f" svg "$T/stalled-$i.svg" 4 2>/dev/null &
+	stalled+=($!)
+done
+sleep 0.3
+start=$(date +%s%N)
+bctl call $DEST "$f" $SES Export s folded >/dev/null || fail "Export failed beside stalled readers"
+g=$(start_session "$root_target" 99 300000)
+[[ $(wait_finished "$g" 3) == completed ]] || fail "a session failed beside stalled readers"
+took=$((($(date +%s%N) - start) / 1000000))
+(( took < 3500 )) || fail "an export and a session took $took ms beside stalled readers"
+"$EXPORT_TO_FD" "$BUS" "$f" svg "$T/prompt.svg" 2>/dev/null || fail "a prompt ExportToFd failed"
+for i in "${!stalled[@]}"; do
+	wait "${stalled[$i]}" || fail "stalled reader $i got an error"
+	cmp -s "$T/prompt.svg" "$T/stalled-$((i + 1)).svg" || fail "stalled reader $i got other bytes"
+done
+ok "six stalled readers: others served in $took ms, the stalled ones still got every byte"
