@@ -151,6 +151,13 @@ static void test_folding(const char *what, SyntheticKind kind, size_t n_samples,
 	      (unsigned long long)f->n_empty, (unsigned long long)empty);
 	CHECK(f->n_samples + f->n_empty == p->n_samples, "%s: samples lost", what);
 
+	for (uint32_t i = 0; i < f->n_nodes; i++) {
+		const FoldNode *node = &f->nodes[f->node_of_rank[i]];
+
+		CHECK(node->rank == i, "%s: node_of_rank[%u] has rank %u", what, i, node->rank);
+		CHECK(node->parent == PROFILE_NONE || f->nodes[node->parent].rank < i,
+		      "%s: rank %u comes before its parent", what, i);
+	}
 	n = naive_fold(p, NULL, 0, &naive);
 	check_against_naive(what, f, f->stacks, f->n_stacks, naive, n);
 	free_naive(naive, n);

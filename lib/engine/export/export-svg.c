@@ -141,14 +141,6 @@ static void write_frame(FILE *out, const char *name, const char *module, uint64_
 	fputs_unlocked("</text></g>\n", out);
 }
 
-static int compare_rank(const void *a, const void *b, void *userdata)
-{
-	const FoldNode *nodes = userdata;
-	uint32_t x = nodes[*(const uint32_t *)a].rank, y = nodes[*(const uint32_t *)b].rank;
-
-	return (x > y) - (x < y);
-}
-
 int export_write_svg(const Folding *f, FILE *out)
 {
 	const Profile *p = f->profile;
@@ -156,14 +148,13 @@ int export_write_svg(const Folding *f, FILE *out)
 	_cleanup_free_ uint64_t *inclusive = calloc(n, sizeof(uint64_t));
 	_cleanup_free_ uint64_t *x = calloc(n, sizeof(uint64_t));
 	_cleanup_free_ uint64_t *next_x = calloc(n, sizeof(uint64_t));
-	_cleanup_free_ uint32_t *order = malloc(n * sizeof(uint32_t));
 	_cleanup_free_ uint32_t *hues = malloc(((size_t)p->n_strings + 1) * sizeof(uint32_t));
 	Colours colours = { .hue_of_module = hues };
 	double height = HEADER + FOOTER + FRAME_HEIGHT * (f->max_depth + 1), scale;
 	uint64_t total = f->n_samples, root_cursor = 0;
 	char fill[8];
 
-	if (!inclusive || !x || !next_x || !order || !hues)
+	if (!inclusive || !x || !next_x || !hues)
 		return -ENOMEM;
 	memset(hues, 0xff, ((size_t)p->n_strings + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < f->n_stacks; i++)
@@ -172,10 +163,6 @@ int export_write_svg(const Folding *f, FILE *out)
 	for (uint32_t i = f->n_nodes; i > 0; i--)
 		if (f->nodes[i - 1].parent != PROFILE_NONE)
 			inclusive[f->nodes[i - 1].parent] += inclusive[i - 1];
-	/* rank order is a preorder walk with siblings in name order */
-	for (uint32_t i = 0; i < f->n_nodes; i++)
-		order[i] = i;
-	qsort_r(order, f->n_nodes, sizeof(uint32_t), compare_rank, f->nodes);
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -198,7 +185,8 @@ int export_write_svg(const Folding *f, FILE *out)
 	write_frame(out, "all", NULL, total, total, SVG_PAD, height - FOOTER - FRAME_HEIGHT,
 		    SVG_WIDTH - 2 * SVG_PAD, "#c8c8c0");
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
-		uint32_t node = order[i], parent = f->nodes[node].parent;
+		/* rank order visits parents first and siblings in name order */
+		uint32_t node = f->node_of_rank[i], parent = f->nodes[node].parent;
 		const ProfileFrame *frame = &p->frames[f->nodes[node].frame];
 		double w = inclusive[node] * scale;
 

@@ -51,6 +51,7 @@ typedef struct Folding {
 	uint32_t n_nodes;
 	uint32_t max_depth;
 	uint32_t *node_of_stack; /* profile stack node -> name node */
+	uint32_t *node_of_rank;  /* name nodes in rank order: a preorder walk, siblings by name */
 
 	FoldCount *stacks; /* merged over threads, hottest first, then lexicographic */
 	size_t n_stacks;
@@ -60,8 +61,7 @@ typedef struct Folding {
 	uint64_t n_samples; /* counted samples (non-empty stacks) */
 	uint64_t n_empty;   /* samples skipped for an empty stack */
 
-	/* private: rank -> name node, and storage behind the FoldThread slices */
-	uint32_t *node_of_rank;
+	/* private: storage behind the FoldThread slices */
 	uint32_t *sample_order;
 	FoldCount *leaf_storage;
 	FoldCount *stack_storage;
