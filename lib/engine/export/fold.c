@@ -295,6 +295,10 @@ static int count_samples(Folding *f)
 	Tally tally;
 	int r;
 
+	/* sample indexes are kept as 32-bit numbers */
+	if (p->n_samples >= UINT32_MAX)
+		return -E2BIG;
+
 	/* Which thread each counted sample belongs to, threads in order of appearance. */
 	r = id_map_new(64, &tids);
 	if (r < 0)

@@ -67,6 +67,7 @@ typedef struct Folding {
 	FoldCount *stack_storage;
 } Folding;
 
+/* -ENOMEM, or -E2BIG beyond 2^32 - 1 samples. */
 int fold_profile(const Profile *p, Folding **ret);
 Folding *folding_free(Folding *f);
 void folding_freep(Folding **f);
