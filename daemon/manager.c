@@ -279,6 +279,9 @@ static int parse_options(sd_bus_message *msg, SessionRequest *req, sd_bus_error 
 		else if (strcmp(key, "kernel") == 0) {
 			r = read_option(msg, key, 'b', &b, error);
 			req->kernel = b;
+		} else if (strcmp(key, "stop_on_disconnect") == 0) {
+			r = read_option(msg, key, 'b', &b, error);
+			req->stop_on_disconnect = b;
 		} else if (strcmp(key, "stack_bytes") == 0)
 			r = read_option(msg, key, 'u', &req->stack_bytes, error);
 		else if (strcmp(key, "ring_capacity") == 0)
@@ -286,7 +289,8 @@ static int parse_options(sd_bus_message *msg, SessionRequest *req, sd_bus_error 
 		else
 			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 						 "unknown option '%s' (known: backend, event, kernel, "
-						 "stack_bytes, ring_capacity, workload_class)", key);
+						 "stack_bytes, ring_capacity, workload_class, "
+						 "stop_on_disconnect)", key);
 		if (r < 0)
 			return r;
 		r = sd_bus_message_exit_container(msg);
@@ -398,6 +402,15 @@ static int method_start_session(sd_bus_message *msg, void *userdata, sd_bus_erro
 	r = session_start(m, uid, &req, target.comm, TAKE_FD(pidfd), &s, error);
 	if (r < 0)
 		return r;
+	if (req.stop_on_disconnect) {
+		r = session_stop_on_disconnect(s, msg);
+		if (r < 0) {
+			/* cannot honour it: do not leave a session the client did not want running */
+			session_release(s);
+			return sd_bus_error_set_errnof(error, r, "cannot watch the client: %s",
+						       strerror(-r));
+		}
+	}
 	manager_update_status(m);
 	/* reply */
 	return sd_bus_reply_method_return(msg, "so", s->id, s->path);

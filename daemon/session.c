@@ -56,6 +56,7 @@ Session *session_free(Session *s)
 		return NULL;
 	sd_event_source_disable_unref(s->io_source);
 	sd_event_source_disable_unref(s->timer_source);
+	sd_bus_track_unref(s->client);
 	sampling_session_free(s->sampling);
 	stack_resolver_free(s->resolver);
 	run_recorder_free(s->recorder);
@@ -210,6 +211,7 @@ static void session_finish(Session *s, int error)
 
 	s->io_source = sd_event_source_disable_unref(s->io_source);
 	s->timer_source = sd_event_source_disable_unref(s->timer_source);
+	s->client = sd_bus_track_unref(s->client);
 	r = session_snapshot_metrics(s);
 	if (r == 0)
 		r = sampling_metrics_format_json(&s->metrics, &s->metrics_json);
@@ -265,6 +267,26 @@ void session_stop(Session *s)
 {
 	if (s->state == SESSION_SAMPLING && s->sampling)
 		sampling_session_stop(s->sampling);
+}
+
+static int on_client_gone(sd_bus_track *track, void *userdata)
+{
+	Session *s = userdata;
+
+	log_info("session %s: the client that started it left the bus; stopping it", s->id);
+	s->client = sd_bus_track_unref(s->client);
+	session_stop(s);
+	return 0;
+}
+
+int session_stop_on_disconnect(Session *s, sd_bus_message *m)
+{
+	int r;
+
+	r = sd_bus_track_new(sd_bus_message_get_bus(m), &s->client, on_client_gone, s);
+	if (r < 0)
+		return r;
+	return sd_bus_track_add_sender(s->client, m);
 }
 
 static int session_error_from_engine(int r, const SessionRequest *req, sd_bus_error *error)

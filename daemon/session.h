@@ -48,6 +48,7 @@ typedef struct SessionRequest {
 	uint32_t stack_bytes;
 	uint64_t ring_capacity;
 	const char *workload_class; /* NULL: the target's comm */
+	bool stop_on_disconnect;    /* end the window when the calling client disconnects */
 } SessionRequest;
 
 struct Session {
@@ -67,6 +68,7 @@ struct Session {
 	RunRecorder *recorder;
 	Profile *profile; /* between sampling and the end of resolving */
 	RunProfile *record;
+	sd_bus_track *client; /* with stop_on_disconnect, while sampling */
 
 	/* properties, final once sampling ended */
 	uint32_t requested_hz;
@@ -92,6 +94,8 @@ Session *session_free(Session *s);
 void session_freep(Session **s);
 
 bool session_is_busy(const Session *s);
+/* Stop sampling when the sender of 'm' leaves the bus (option stop_on_disconnect). */
+int session_stop_on_disconnect(Session *s, sd_bus_message *m);
 /* Ask a sampling session to end its window now. */
 void session_stop(Session *s);
 /* Forget the session and its saved exports (later, if it is still busy). */

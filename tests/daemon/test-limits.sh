@@ -65,12 +65,32 @@ wait_finished "$e" >/dev/null
 wait_finished "$f" >/dev/null
 ok "an orphaned session ends on time and frees its slot and fds"
 
+# with stop_on_disconnect, a client that vanishes takes its session's window with it
+"$HOLD_SESSION" "$BUS" "$root_target" 20000000 >"$T/held" &
+holder=$!
+CHILDREN+=("$holder")
+for _ in $(seq 100); do
+	[[ -s $T/held ]] && break
+	sleep 0.05
+done
+held=$(cat "$T/held")
+[[ -n $held && $(prop "$held" State) == sampling ]] || fail "hold-session did not start a session"
+kill -9 "$holder"
+{ wait "$holder"; } 2>/dev/null || true
+[[ $(wait_finished "$held" 3) == completed ]] || fail "the abandoned session failed"
+(( $(prop "$held" DurationUSec) < 10000000 )) || fail "the client's exit did not end the window"
+bctl call $DEST "$held" $SES GetMetrics | grep -q 'end_reason.*stopped' ||
+	fail "the abandoned session was not stopped"
+sleep 0.2
+[[ $(fd_count) == "$fds_idle" ]] || fail "fds leaked by the abandoned session"
+ok "stop_on_disconnect: a client killed mid-session stops it and leaks nothing"
+
 # MaxFinishedSessions=3: the oldest finished sessions were released
 n=$(mgr ListSessions | awk '{ print $2 }')
 [[ $n == 3 ]] || fail "$n finished sessions kept, the cap is 3: $(mgr ListSessions)"
 [[ $(ls "$T/state/sessions" | wc -l) == 3 ]] || fail "released sessions left files: $(ls "$T/state/sessions")"
 mgr ListSessions | grep -q "$f" || fail "the newest session was released"
-[[ $(mgr ListRuns | awk '{ print $2 }') == 6 ]] || fail "released sessions lost their runs"
+[[ $(mgr ListRuns | awk '{ print $2 }') == 7 ]] || fail "released sessions lost their runs"
 ok "finished sessions capped at 3, runs kept"
 
 # readers that stall do not hold anyone else up: six ExportToFd into one-page pipes
