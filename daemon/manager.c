@@ -49,7 +49,9 @@ static int manager_pick_state_dir(Manager *m)
 
 	if (!dir && env && *env)
 		dir = env; /* systemd's StateDirectory=; with several, the first is ours */
-	m->state_dir = strndup(dir ?: CONFIG_DEFAULT_STATE_DIR, strcspn(dir ?: CONFIG_DEFAULT_STATE_DIR, ":"));
+	if (!dir)
+		dir = CONFIG_DEFAULT_STATE_DIR;
+	m->state_dir = strndup(dir, strcspn(dir, ":"));
 	if (!m->state_dir)
 		return -ENOMEM;
 	if (asprintf(&m->sessions_dir, "%s/sessions", m->state_dir) < 0)
