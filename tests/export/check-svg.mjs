@@ -64,13 +64,14 @@ function pngStats(buf) {
 		}
 	}
 	const colours = new Set();
-	let background = 0;
+	let background = 0, highlighted = 0;
 	for (let i = 0; i < img.length; i += bpp) {
 		const rgb = (img[i] << 16) | (img[i + 1] << 8) | img[i + 2];
 		colours.add(rgb);
 		if (rgb === 0xf8f8f0 || rgb === 0xffffff) background++;
+		if (rgb === 0xe040e0) highlighted++; // the search highlight
 	}
-	return { colours: colours.size, drawn: 1 - background / (width * height), img };
+	return { colours: colours.size, drawn: 1 - background / (width * height), highlighted, img };
 }
 
 function screenshot(svgFile, png) {
@@ -90,14 +91,19 @@ try {
 	console.log(`screenshot: ${plain.colours} colours, ${(plain.drawn * 100).toFixed(0)}% drawn (${join(dir, "flame.png")})`);
 	if (plain.colours < 8) fail(`screenshot has only ${plain.colours} colours`);
 	if (plain.drawn < 0.1) fail(`screenshot is ${(plain.drawn * 100).toFixed(1)}% frames, looks blank`);
-	// click the third frame once the page's own script has set up (once: Chromium is slow)
+	// once the page's own script has set up, click the third frame and search for its
+	// name (once: Chromium is slow)
 	if (kind !== "random") finish(`svg ${kind}`);
 	const zoomFile = join(dir, "zoomed.svg");
-	writeFileSync(zoomFile, svg.replace("</svg>", '<script>window.addEventListener("load", function () {' +
-		'document.querySelectorAll("g.f")[2].dispatchEvent(new MouseEvent("click")); });</script>\n</svg>'));
+	const clicked = frames[2].title.split("\n")[0].replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	const script = '<script>window.addEventListener("load", function () {' +
+		'document.querySelectorAll("g.f")[2].dispatchEvent(new MouseEvent("click"));' +
+		`FG.search(${JSON.stringify("^" + clicked + "$")}); });</script>\n</svg>`;
+	writeFileSync(zoomFile, svg.replace("</svg>", () => script));
 	const zoomed = screenshot(zoomFile, join(dir, "zoomed.png"));
 	if (zoomed.img.equals(plain.img)) fail("clicking a frame did not change the picture (zoom script not running?)");
 	if (zoomed.colours < 4) fail(`zoomed screenshot has only ${zoomed.colours} colours`);
+	if (!zoomed.highlighted) fail("searching for a drawn frame's name highlighted nothing");
 } catch (e) {
 	fail(e.message);
 }
