@@ -4,7 +4,7 @@
 // profiler's own import code (profiler-cli) loads it, lists every thread and
 // builds call trees that match the file's per-thread folding.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, requireModules, run } from "./reader-common.mjs";
@@ -72,15 +72,20 @@ const daemon = spawn("node", [cli, "--daemon", file, "--session", session], { en
 let exited = null;
 daemon.on("exit", (code, signal) => { exited = signal || code; });
 try {
-	let list;
-	for (const start = Date.now(); Date.now() - start < 60000 && exited === null;) {
-		list = pq("thread", "list", "--json");
-		if (list.status === 0) break;
-		await new Promise((resolve) => setTimeout(resolve, 250));
+	// Wait for its log to say the profile loaded: a client that cannot reach a daemon busy
+	// loading deletes the session's files as stale, leaving the daemon unreachable.
+	const log = join(env.PROFILER_CLI_SESSION_DIR, `${session}.log`);
+	let loaded = false, refused = false, list;
+	for (const start = Date.now(); Date.now() - start < 60000 && exited === null && !loaded && !refused;) {
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		const text = existsSync(log) ? readFileSync(log, "utf8") : "";
+		loaded = text.includes("Profile loaded successfully");
+		refused = text.includes("Failed to load profile");
 	}
-	console.log(`profiler daemon answered: ${list && list.status === 0}`);
+	if (loaded) list = pq("thread", "list", "--json");
+	else fail(`the profiler did not load the file: ${existsSync(log) ? readFileSync(log, "utf8").slice(-1500) : "no daemon log"}`);
 	if (!list || list.status !== 0) {
-		fail(`the profiler could not load the file (daemon ${exited === null ? "not answering" : "exited: " + exited}): ${list && list.stderr}`);
+		if (list) fail(`profiler-cli thread list failed: ${list.stderr}`);
 	} else {
 		const threads = JSON.parse(list.stdout).threads;
 		if (threads.length !== doc.threads.length) fail(`profiler lists ${threads.length} threads, the file has ${doc.threads.length}`);
