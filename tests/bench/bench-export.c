@@ -88,7 +88,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (i == 0)
-			printf("profile: %zu samples, %u stack nodes, %zu distinct folded stacks, %u threads\n",
+			printf("profile: %zu samples, %u stack nodes, %zu distinct folded stacks, "
+			       "%u threads\n",
 			       p->n_samples, p->n_stacks, f->n_stacks, f->n_threads);
 	}
 	timing_print(&t, "fold only", -1);

@@ -25,7 +25,8 @@ static uint64_t inclusive_count(const Folding *f, const char *name)
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < f->n_stacks; i++)
-		for (uint32_t node = f->stacks[i].node; node != PROFILE_NONE; node = f->nodes[node].parent)
+		for (uint32_t node = f->stacks[i].node; node != PROFILE_NONE;
+		     node = f->nodes[node].parent)
 			if (strcmp(p->strings[f->nodes[node].function], name) == 0) {
 				n += f->stacks[i].count;
 				break;
@@ -97,11 +98,13 @@ int main(int argc, char **argv)
 	}
 	heavy = inclusive_count(f, "split_heavy");
 	light = inclusive_count(f, "split_light");
-	fprintf(stderr, "export-session: %llu samples over %zu stacks, %u threads; split_heavy %llu, split_light %llu\n",
+	fprintf(stderr, "export-session: %llu samples over %zu stacks, %u threads; "
+			"split_heavy %llu, split_light %llu\n",
 		(unsigned long long)f->n_samples, f->n_stacks, f->n_threads,
 		(unsigned long long)heavy, (unsigned long long)light);
 	if (heavy <= light || light == 0) {
-		fprintf(stderr, "export-session: folding does not show split_heavy hotter than split_light\n");
+		fprintf(stderr, "export-session: the folding does not show split_heavy hotter "
+				"than split_light\n");
 		status = 1;
 	}
 

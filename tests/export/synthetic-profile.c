@@ -23,23 +23,23 @@ typedef struct FrameSpec {
 
 /* Frames by name; stacks below list them leaf first. */
 static const FrameSpec mixed_frames[] = {
-	{ "main", APP, APP_BUILD_ID, "src/main.c", 40, 0x1100, false, false },                     /* 0 */
-	{ "run_worker", APP, APP_BUILD_ID, "src/worker.c", 88, 0x1200, false, false },             /* 1 */
-	{ "inline_helper", APP, APP_BUILD_ID, "src/util.h", 12, 0x1200, true, false },       /* 2 */
-	{ "compute", APP, APP_BUILD_ID, "src/compute.c", 10, 0x1300, false, false },               /* 3 */
-	{ "compute", APP, APP_BUILD_ID, "src/compute.c", 17, 0x1340, false, false },               /* 4 */
-	{ "parse;tokens", APP, APP_BUILD_ID, "src/parse.c", 5, 0x1400, false, false },             /* 5 */
-	{ "ünïcødé_λ_計算", APP, APP_BUILD_ID, "src/ü.c", 7, 0x1500, false, false },               /* 6 */
-	{ "operator new(unsigned long)", LIBC, LIBC_BUILD_ID, NULL, 0, 0x9a000, false, false },     /* 7 */
-	{ "__libc_write", LIBC, LIBC_BUILD_ID, NULL, 0, 0x9b000, false, false },                    /* 8 */
+	{ "main", APP, APP_BUILD_ID, "src/main.c", 40, 0x1100, false, false }, /* 0 */
+	{ "run_worker", APP, APP_BUILD_ID, "src/worker.c", 88, 0x1200, false, false }, /* 1 */
+	{ "inline_helper", APP, APP_BUILD_ID, "src/util.h", 12, 0x1200, true, false }, /* 2 */
+	{ "compute", APP, APP_BUILD_ID, "src/compute.c", 10, 0x1300, false, false }, /* 3 */
+	{ "compute", APP, APP_BUILD_ID, "src/compute.c", 17, 0x1340, false, false }, /* 4 */
+	{ "parse;tokens", APP, APP_BUILD_ID, "src/parse.c", 5, 0x1400, false, false }, /* 5 */
+	{ "ünïcødé_λ_計算", APP, APP_BUILD_ID, "src/ü.c", 7, 0x1500, false, false }, /* 6 */
+	{ "operator new(unsigned long)", LIBC, LIBC_BUILD_ID, NULL, 0, 0x9a000, false, false }, /* 7 */
+	{ "__libc_write", LIBC, LIBC_BUILD_ID, NULL, 0, 0x9b000, false, false }, /* 8 */
 	{ "entry_SYSCALL_64", KERNEL, NULL, NULL, 0, 0xffffffff81000000, false, true }, /* 9 */
-	{ "do_syscall_64", KERNEL, NULL, NULL, 0, 0xffffffff81001000, false, true },  /* 10 */
-	{ "ksys_write", KERNEL, NULL, NULL, 0, 0xffffffff81002000, false, true },     /* 11 */
-	{ "tmpl<a&b> \"q\" 'x'", APP, APP_BUILD_ID, "src/t.cc", 3, 0x1600, false, false },         /* 12 */
-	{ "/usr/bin/app+0x1f00", APP, APP_BUILD_ID, NULL, 0, 0x1f00, false, false },               /* 13 */
-	{ "deep_inline", APP, APP_BUILD_ID, "src/util.h", 30, 0x1200, true, false },         /* 14 */
-	{ "__libc_start_main", LIBC, LIBC_BUILD_ID, NULL, 0, 0x29d90, false, false },               /* 15 */
-	{ "0x7f00deadbeef", NULL, NULL, NULL, 0, 0x7f00deadbeef, false, false },                    /* 16 */
+	{ "do_syscall_64", KERNEL, NULL, NULL, 0, 0xffffffff81001000, false, true }, /* 10 */
+	{ "ksys_write", KERNEL, NULL, NULL, 0, 0xffffffff81002000, false, true }, /* 11 */
+	{ "tmpl<a&b> \"q\" 'x'", APP, APP_BUILD_ID, "src/t.cc", 3, 0x1600, false, false }, /* 12 */
+	{ "/usr/bin/app+0x1f00", APP, APP_BUILD_ID, NULL, 0, 0x1f00, false, false }, /* 13 */
+	{ "deep_inline", APP, APP_BUILD_ID, "src/util.h", 30, 0x1200, true, false }, /* 14 */
+	{ "__libc_start_main", LIBC, LIBC_BUILD_ID, NULL, 0, 0x29d90, false, false }, /* 15 */
+	{ "0x7f00deadbeef", NULL, NULL, NULL, 0, 0x7f00deadbeef, false, false }, /* 16 */
 };
 
 static const FrameSpec hostile_frames[] = {
@@ -194,8 +194,9 @@ static int build_random(Profile *p, size_t n_samples, uint32_t n_stacks, uint64_
 				node = PROFILE_NONE;
 		}
 		for (uint32_t e = 0; e < extra; e++) {
-			r = profile_intern_stack(p, node, funcs[next_random(&state) % ELEMENTSOF(funcs)],
-						 &node);
+			uint32_t fn = funcs[next_random(&state) % ELEMENTSOF(funcs)];
+
+			r = profile_intern_stack(p, node, fn, &node);
 			if (r < 0)
 				return r;
 		}

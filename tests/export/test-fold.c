@@ -123,7 +123,8 @@ static void check_against_naive(const char *what, const Folding *f, const FoldCo
 
 		for (uint32_t d = 0; same && d < depth; d++)
 			same = strcmp(p->strings[f->nodes[path[d]].function], naive[i].names[d]) == 0;
-		CHECK(same, "%s: stack %zu differs (count %llu vs %llu, depth %u vs %zu, leaf '%s' vs '%s')",
+		CHECK(same,
+		      "%s: stack %zu differs (count %llu vs %llu, depth %u vs %zu, leaf '%s' vs '%s')",
 		      what, i, (unsigned long long)stacks[i].count,
 		      (unsigned long long)naive[i].count, depth, naive[i].depth,
 		      p->strings[f->nodes[stacks[i].node].function],
@@ -167,7 +168,8 @@ static void test_folding(const char *what, SyntheticKind kind, size_t n_samples,
 		uint64_t leaf_sum = 0, stack_sum = 0;
 		char label[64];
 
-		CHECK(t == 0 || f->threads[t - 1].tid < th->tid, "%s: threads not ordered by tid", what);
+		CHECK(t == 0 || f->threads[t - 1].tid < th->tid, "%s: threads not ordered by tid",
+		      what);
 		for (size_t i = 0; i < th->n_leaves; i++)
 			leaf_sum += th->leaves[i].count;
 		for (size_t i = 0; i < th->n_stacks; i++)
@@ -177,7 +179,8 @@ static void test_folding(const char *what, SyntheticKind kind, size_t n_samples,
 		      (unsigned long long)leaf_sum, (unsigned long long)stack_sum,
 		      (unsigned long long)th->n_samples);
 		for (uint64_t i = 1; i < th->n_samples; i++)
-			CHECK(p->samples[th->samples[i - 1]].time_ns <= p->samples[th->samples[i]].time_ns,
+			CHECK(p->samples[th->samples[i - 1]].time_ns <=
+				      p->samples[th->samples[i]].time_ns,
 			      "%s: thread %u samples out of time order", what, th->tid);
 		snprintf(label, sizeof(label), "%s thread %u", what, th->tid);
 		n = naive_fold(p, sample_of_thread, th->tid, &naive);

@@ -50,8 +50,8 @@ static void collect_tables(const Folding *f, const FoldThread *th, ThreadTables 
 
 	t->n_stacks = t->n_frames = 0;
 	for (size_t i = 0; i < th->n_leaves; i++)
-		for (uint32_t n = th->leaves[i].node; n != PROFILE_NONE && t->local_stack[n] == PROFILE_NONE;
-		     n = p->stacks[n].parent) {
+		for (uint32_t n = th->leaves[i].node;
+		     n != PROFILE_NONE && t->local_stack[n] == PROFILE_NONE; n = p->stacks[n].parent) {
 			t->local_stack[n] = 0;
 			t->stacks[t->n_stacks++] = n;
 		}
@@ -127,7 +127,8 @@ static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t
 	fputs_unlocked("\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,"
 		       "\"category\":4,\"data\":5},\"data\":[]},", out);
 
-	fputs_unlocked("\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2},\"data\":[", out);
+	fputs_unlocked("\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2},"
+		       "\"data\":[", out);
 	for (uint64_t i = 0; i < th->n_samples; i++) {
 		const ProfileSample *s = &p->samples[th->samples[i]];
 
@@ -139,8 +140,9 @@ static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t
 	}
 	fputs_unlocked("]},", out);
 
-	fputs_unlocked("\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,\"innerWindowID\":2,"
-		       "\"implementation\":3,\"line\":4,\"column\":5,\"category\":6,\"subcategory\":7},"
+	fputs_unlocked("\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,"
+		       "\"innerWindowID\":2,\"implementation\":3,\"line\":4,\"column\":5,"
+		       "\"category\":6,\"subcategory\":7},"
 		       "\"data\":[", out);
 	for (uint32_t i = 0; i < t->n_frames; i++) {
 		const ProfileFrame *frame = &p->frames[t->frames[i]];

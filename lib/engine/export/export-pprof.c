@@ -159,7 +159,8 @@ static int add_frames(Pprof *b)
 			if (r < 0)
 				return r;
 			if (is_new) {
-				r = grow_array((void **)&b->mappings, b->n_mappings, sizeof(PprofMapping));
+				r = grow_array((void **)&b->mappings, b->n_mappings,
+					       sizeof(PprofMapping));
 				if (r < 0)
 					return r;
 				b->mappings[id] = (PprofMapping)PERFTOOLS__PROFILES__MAPPING__INIT;
@@ -287,7 +288,8 @@ static int add_samples(Pprof *b)
 		b->sample_ptrs[s++] = sample;
 
 		/* leaf first, one location per inline chain */
-		for (uint32_t node = leaf; node != PROFILE_NONE; node = p->stacks[b->group_top[node]].parent) {
+		for (uint32_t node = leaf; node != PROFILE_NONE;
+		     node = p->stacks[b->group_top[node]].parent) {
 			uint32_t chain = b->chain_of_stack[node];
 
 			if (b->chain_location[chain] == 0) {
@@ -343,6 +345,7 @@ static int add_locations(Pprof *b)
 static int write_gzip(const uint8_t *data, size_t size, FILE *out)
 {
 	uint8_t buf[64 * 1024];
+	size_t produced;
 	z_stream z = {};
 	int r, zr;
 
@@ -367,7 +370,8 @@ static int write_gzip(const uint8_t *data, size_t size, FILE *out)
 			r = -EIO;
 			break;
 		}
-		if (fwrite_unlocked(buf, 1, sizeof(buf) - z.avail_out, out) != sizeof(buf) - z.avail_out) {
+		produced = sizeof(buf) - z.avail_out;
+		if (fwrite_unlocked(buf, 1, produced, out) != produced) {
 			r = -EIO;
 			break;
 		}

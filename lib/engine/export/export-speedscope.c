@@ -100,7 +100,7 @@ int export_write_speedscope(const Folding *f, FILE *out)
 			putc_unlocked(',', out);
 		write_thread(f, &f->threads[t], frame_of_name, path, out);
 	}
-	fprintf(out, "],\"name\":\"profd pid %u\",\"activeProfileIndex\":0,\"exporter\":\"profd %s\"}\n",
-		p->pid, PROFD_VERSION);
+	fprintf(out, "],\"name\":\"profd pid %u\",\"activeProfileIndex\":0,"
+		     "\"exporter\":\"profd %s\"}\n", p->pid, PROFD_VERSION);
 	return 0;
 }

@@ -174,8 +174,10 @@ int export_write_svg(const Folding *f, FILE *out)
 		       "#title{font-size:17px;text-anchor:middle}</style>\n", out);
 	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
 		     "<text id=\"title\" x=\"%.0f\" y=\"24\">Flame graph: pid %u, %llu samples</text>\n"
-		     "<text id=\"reset\" class=\"ui\" x=\"%.0f\" y=\"24\" style=\"display:none\">Reset zoom</text>\n"
-		     "<text id=\"search\" class=\"ui\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+		     "<text id=\"reset\" class=\"ui\" x=\"%.0f\" y=\"24\" "
+		     "style=\"display:none\">Reset zoom</text>\n"
+		     "<text id=\"search\" class=\"ui\" x=\"%.0f\" y=\"24\" "
+		     "text-anchor=\"end\">Search</text>\n"
 		     "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n"
 		     "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"></text>\n",
 		SVG_WIDTH / 2, p->pid, (unsigned long long)total, SVG_PAD, SVG_WIDTH - SVG_PAD,

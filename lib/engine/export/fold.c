@@ -58,7 +58,8 @@ static int build_nodes(Folding *f)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->n_stacks; i++) {
 		const ProfileStackNode *s = &p->stacks[i];
-		uint32_t parent = s->parent == PROFILE_NONE ? PROFILE_NONE : f->node_of_stack[s->parent];
+		uint32_t parent = s->parent == PROFILE_NONE ? PROFILE_NONE :
+							      f->node_of_stack[s->parent];
 		uint32_t function = p->frames[s->frame].function, id;
 		bool is_new;
 
@@ -69,7 +70,8 @@ static int build_nodes(Folding *f)
 			uint32_t depth = parent == PROFILE_NONE ? 1 : f->nodes[parent].depth + 1;
 
 			f->nodes[id] = (FoldNode){
-				.parent = parent, .function = function, .frame = s->frame, .depth = depth,
+				.parent = parent, .function = function,
+				.frame = s->frame, .depth = depth,
 			};
 			if (depth > f->max_depth)
 				f->max_depth = depth;
@@ -207,10 +209,11 @@ static int compare_hottest(const void *a, const void *b, void *userdata)
 {
 	const FoldCount *x = a, *y = b;
 	const FoldNode *nodes = userdata;
+	uint32_t rx = nodes[x->node].rank, ry = nodes[y->node].rank;
 
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return (nodes[x->node].rank > nodes[y->node].rank) - (nodes[x->node].rank < nodes[y->node].rank);
+	return (rx > ry) - (rx < ry);
 }
 
 /* Hottest first, then lexicographic: one integer key per entry, radix sorted. */
