@@ -4,10 +4,9 @@
 // profiler's own import code (profiler-cli) loads it, lists every thread and
 // builds call trees that match the file's per-thread folding.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, requireModules, run } from "./reader-common.mjs";
+import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, requireModules, run, tempDir } from "./reader-common.mjs";
 
 const modules = requireModules();
 const cli = join(modules, "@firefox-devtools/profiler-cli/dist/profiler-cli.js");
@@ -65,7 +64,7 @@ compareStacks(`firefox file (${kind})`, readFolded(dir), merged);
 // The profiler's importer. `profiler-cli load` gives its daemon 500 ms to start, too little
 // on a busy machine, so run the daemon in the foreground (the command the tool itself
 // suggests then) and wait for it to answer.
-const env = { ...process.env, PROFILER_CLI_SESSION_DIR: mkdtempSync(join(tmpdir(), "profiler-cli-")) };
+const env = { ...process.env, PROFILER_CLI_SESSION_DIR: tempDir("profiler-cli-") };
 const session = "export-check";
 const pq = (...args) => run("node", [cli, ...args, "--session", session], { env, timeout: 30000 });
 const daemon = spawn("node", [cli, "--daemon", file, "--session", session], { env, stdio: "ignore" });

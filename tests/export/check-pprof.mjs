@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // `go tool pprof` reads the pprof export: -raw gives the same stacks and
 // counts as the folded export, -top the same total and per-function self counts.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, run } from "./reader-common.mjs";
+import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, run, tempDir } from "./reader-common.mjs";
 
 const kind = process.argv[2];
 const dir = exportDir(kind);
 const file = join(dir, "profile.pb.gz");
-const env = { ...process.env, HOME: mkdtempSync(join(tmpdir(), "pprof-home-")) };
+const env = { ...process.env, HOME: tempDir("pprof-home-") };
 const folded = readFolded(dir);
 
 const raw = run("go", ["tool", "pprof", "-raw", "-symbolize=none", file], { env });

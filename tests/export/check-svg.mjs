@@ -3,11 +3,10 @@
 // folding's counts, and headless Chromium draws it: the screenshot has many
 // colours and mostly frames, and clicking a frame (through the embedded
 // script) zooms, which changes the picture.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
-import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, run } from "./reader-common.mjs";
+import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, run, tempDir } from "./reader-common.mjs";
 
 const kind = process.argv[2];
 const dir = exportDir(kind);
@@ -78,7 +77,7 @@ function screenshot(svgFile, png) {
 	const height = Number(/height="(\d+)"/.exec(svg)[1]);
 	const r = run("chromium", ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		`--user-data-dir=${mkdtempSync(join(tmpdir(), "chromium-"))}`, `--screenshot=${png}`,
+		`--user-data-dir=${tempDir("chromium-")}`, `--screenshot=${png}`,
 		`--window-size=1200,${Math.min(height, 4000)}`, `file://${svgFile}`], { timeout: 60000 });
 	if (r.status !== 0) throw new Error(`chromium failed (${r.status}): ${r.stderr.slice(-1000)}`);
 	return pngStats(readFileSync(png));

@@ -2,11 +2,19 @@
 // Shared by the reader checks: write a synthetic profile's exports, read the
 // folded file as the reference, compare stack counts and report what differed.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 let failures = 0;
+const tempDirs = [];
+
+// A temporary directory, removed when the check passes and kept for a look when it fails.
+export function tempDir(prefix) {
+	const dir = mkdtempSync(join(tmpdir(), prefix));
+	tempDirs.push(dir);
+	return dir;
+}
 
 export function fail(message) {
 	console.error("FAIL: " + message);
@@ -15,9 +23,10 @@ export function fail(message) {
 
 export function finish(what) {
 	if (failures) {
-		console.error(`${what}: ${failures} check(s) failed`);
+		console.error(`${what}: ${failures} check(s) failed; files kept in ${tempDirs.join(" ")}`);
 		process.exit(1);
 	}
+	for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 	console.log(`${what}: ok`);
 	process.exit(0);
 }
@@ -40,7 +49,7 @@ export function run(cmd, args, options = {}) {
 // Exports of one synthetic profile (mixed, hostile, random), or of a real sampling session of
 // workload-split when kind is "session".
 export function exportDir(kind) {
-	const dir = mkdtempSync(join(tmpdir(), `export-${kind}-`));
+	const dir = tempDir(`export-${kind}-`);
 	const r = kind === "session"
 		? run(process.env.EXPORT_SESSION, [process.env.WORKLOAD_SPLIT, dir])
 		: run(process.env.EXPORT_SAMPLE, [kind, dir]);
