@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* profctl record: sample a process and write its profile or metrics. */
+/*
+ * profctl record: sample a process (or a command started for it) and write
+ * its profile, metrics or run record; in-process with --local, else through
+ * profd (profctl-record-bus.c).
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,16 +18,8 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "export.h"
-#include "profctl.h"
-#include "sampling-session.h"
-
-typedef struct RecordArgs {
-	pid_t pid;
-	SamplingOptions options;
-	const char *output;  /* NULL: stdout */
-	ExportFormat format;
-} RecordArgs;
+#include "profctl-record.h"
+#include "stack-resolver.h"
 
 /* The session Ctrl-C stops; set only while sampling runs. */
 static SamplingSession *volatile interrupt_target;
@@ -41,17 +37,21 @@ static void record_help(FILE *f)
 {
 	fprintf(f,
 		"Usage: profctl [--local] record -p PID [OPTIONS]\n"
+		"       profctl [--local] record [OPTIONS] -- CMD [ARGS...]\n"
 		"\n"
-		"Sample a process and write its profile.\n"
+		"Sample a process, or a command from its first instruction to its exit,\n"
+		"and write its profile.\n"
 		"\n"
 		"  -p, --pid=PID          process to profile\n"
 		"  -F, --freq=HZ          samples per second per thread (default 99, at most 10000)\n"
-		"  -d, --duration=SECONDS how long to sample (default 10; the ceiling is 60)\n"
+		"  -d, --duration=SECONDS how long to sample (default 10, or until CMD exits;\n"
+		"                         the daemon's ceiling applies, 60 unless configured)\n"
 		"      --backend=NAME     perf-dwarf (default), perf-fp, auto\n"
 		"      --event=NAME       cpu-clock (default), task-clock, cycles\n"
 		"      --stack-bytes=N    user stack copied per sample in perf-dwarf (default 16384)\n"
 		"      --no-kernel        leave kernel frames out\n"
-		"  -f, --format=FORMAT    folded, pprof, firefox, speedscope, svg, metrics\n"
+		"  -f, --format=FORMAT    folded, pprof, firefox, speedscope, svg, metrics,\n"
+		"                         record (the run record; not with --local)\n"
 		"  -o, --output=FILE      write here (default: stdout); the name picks the format\n"
 		"      --local            sample in-process, without the daemon\n"
 		"  -h, --help             show this help\n"
@@ -107,7 +107,8 @@ static int parse_args(int argc, char **argv, bool *local, RecordArgs *a)
 	uint32_t pid = 0;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:F:d:f:o:h", options, NULL)) >= 0) {
+	/* '+': stop at the command, so its own options stay its own */
+	while ((c = getopt_long(argc, argv, "+p:F:d:f:o:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'p':
 			if (parse_u32(optarg, &pid) < 0 || pid == 0 || pid > INT32_MAX) {
@@ -126,6 +127,7 @@ static int parse_args(int argc, char **argv, bool *local, RecordArgs *a)
 				fprintf(stderr, "profctl record: invalid duration '%s'\n", optarg);
 				return PROFCTL_EXIT_USAGE;
 			}
+			a->duration_given = true;
 			break;
 		case ARG_BACKEND:
 			a->options.backend = optarg;
@@ -143,6 +145,7 @@ static int parse_args(int argc, char **argv, bool *local, RecordArgs *a)
 			break;
 		case ARG_NO_KERNEL:
 			a->options.exclude_kernel = true;
+			a->kernel_given = true;
 			break;
 		case 'f':
 			format = optarg;
@@ -160,15 +163,17 @@ static int parse_args(int argc, char **argv, bool *local, RecordArgs *a)
 			return PROFCTL_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "profctl record: unexpected argument '%s'\n", argv[optind]);
+	if (optind < argc && pid != 0) {
+		fprintf(stderr, "profctl record: give either -p PID or a command, not both\n");
 		return PROFCTL_EXIT_USAGE;
 	}
-	if (pid == 0) {
-		fprintf(stderr, "profctl record: no process given; use -p PID\n");
+	if (optind == argc && pid == 0) {
+		fprintf(stderr, "profctl record: no process given; use -p PID or -- CMD [ARGS...]\n");
 		return PROFCTL_EXIT_USAGE;
 	}
 	a->pid = (pid_t)pid;
+	if (optind < argc)
+		a->command = argv + optind;
 
 	if (format) {
 		if (export_format_from_string(format, &a->format) < 0) {
@@ -203,25 +208,29 @@ static void print_session_error(const RecordArgs *a, int r)
 		fprintf(stderr, "profctl record: cannot profile pid %d: %s\n", (int)a->pid, strerror(-r));
 }
 
+void record_progress(double elapsed, double total, uint64_t samples, uint64_t dropped, bool final)
+{
+	/* \033[K clears what a longer earlier line left */
+	fprintf(stderr, "\r%.1f s of %.1f s, %" PRIu64 " samples, %" PRIu64 " dropped\033[K%s", elapsed, total,
+		samples, dropped, final ? "\n" : "");
+}
+
 static void print_progress(SamplingSession *s, bool final)
 {
 	SamplingMetrics m;
 
 	sampling_session_get_metrics(s, &m);
-	fprintf(stderr, "\r%.1f s, %" PRIu64 " samples, %" PRIu64 " dropped%s", m.duration_nanos / 1e9,
-		m.samples_captured, m.samples_dropped, final ? "\n" : "");
+	record_progress(m.duration_nanos / 1e9, m.effective_duration_nanos / 1e9, m.samples_captured,
+			m.samples_dropped, final);
 }
 
-/* sampling_session_run(), with live progress on a terminal. */
+/* sampling_session_run() of a started session, with live progress on a terminal. */
 static int run_session(SamplingSession *s)
 {
 	bool progress = isatty(STDERR_FILENO);
 	uint64_t last = 0;
 	int r;
 
-	r = sampling_session_start(s);
-	if (r < 0)
-		return r;
 	while ((r = sampling_session_process(s)) > 0) {
 		struct epoll_event ev[8];
 		struct timespec now;
@@ -255,9 +264,6 @@ static int write_output(SamplingSession *s, const RecordArgs *a, FILE *out)
 		if (r < 0)
 			return r;
 		return fputs(json, out) < 0 ? -EIO : 0;
-	case EXPORT_RECORD:
-		/* the session's keyhog-profile-v1 record is built by the daemon's run bookkeeping */
-		return -EOPNOTSUPP;
 	default:
 		return export_profile(sampling_session_get_profile(s), a->format, out);
 	}
@@ -274,16 +280,40 @@ static void raise_fd_limit(void)
 	}
 }
 
-static int record_local(const RecordArgs *a)
+static int record_local(const RecordArgs *a, HeldChild *child)
 {
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
+	_cleanup_(stack_resolver_freep) StackResolver *resolver = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	struct sigaction sa = { .sa_handler = on_interrupt }, old_int, old_term;
+	StackResolverOptions ro = { .kernel = !a->options.exclude_kernel };
+	SamplingOptions options = a->options;
 	FILE *out = stdout;
 	int r, k;
 
+	if (a->format == EXPORT_RECORD) {
+		fprintf(stderr, "profctl record: format 'record' needs the daemon's run bookkeeping; "
+				"drop --local\n");
+		return PROFCTL_EXIT_USAGE;
+	}
+	r = stack_unwind_mode_from_backend(options.backend, &ro.mode);
+	if (r >= 0)
+		r = stack_resolver_new(&ro, &resolver);
+	if (r == -EINVAL) {
+		fprintf(stderr, "profctl record: unknown backend '%s'\n", options.backend);
+		return PROFCTL_EXIT_FAILURE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "profctl record: cannot set up the unwinder: %s\n", strerror(-r));
+		return PROFCTL_EXIT_FAILURE;
+	}
+	options.resolve = stack_resolver_resolve;
+	options.resolve_userdata = resolver;
+	if (child && !a->duration_given)
+		options.duration_nanos = SAMPLING_DEFAULT_MAX_DURATION_NANOS; /* until the command exits */
+
 	raise_fd_limit();
-	r = sampling_session_new(a->pid, &a->options, &s);
+	r = sampling_session_new(child ? child->pid : a->pid, &options, &s);
 	if (r < 0) {
 		print_session_error(a, r);
 		return PROFCTL_EXIT_FAILURE;
@@ -302,24 +332,23 @@ static int record_local(const RecordArgs *a)
 	interrupt_target = s;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	r = run_session(s);
+	r = sampling_session_start(s);
+	if (r >= 0 && child)
+		r = held_child_release(child);
+	if (r >= 0)
+		r = run_session(s);
 	interrupt_target = NULL;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (r < 0) {
 		/* the partial profile is still written: it covers what was sampled */
-		fprintf(stderr, "profctl record: sampling pid %d failed: %s\n", (int)a->pid,
-			strerror(-r));
+		fprintf(stderr, "profctl record: sampling pid %d failed: %s\n",
+			(int)(child ? child->pid : a->pid), strerror(-r));
 	}
 
 	k = write_output(s, a, out);
 	if (k >= 0 && fflush(out) != 0)
 		k = -errno;
-	if (k == -EOPNOTSUPP) {
-		fprintf(stderr, "profctl record: format '%s' is not available with --local\n",
-			export_format_to_string(a->format));
-		return PROFCTL_EXIT_FAILURE;
-	}
 	if (k < 0) {
 		fprintf(stderr, "profctl record: cannot write '%s': %s\n",
 			a->output ? a->output : "stdout", strerror(-k));
@@ -328,9 +357,25 @@ static int record_local(const RecordArgs *a)
 	return r < 0 ? PROFCTL_EXIT_FAILURE : PROFCTL_EXIT_SUCCESS;
 }
 
+int record_report_child(HeldChild *child, char *const *command)
+{
+	char how[64];
+	int status, r;
+
+	r = held_child_wait(child, &status);
+	if (r < 0) {
+		fprintf(stderr, "profctl record: cannot wait for '%s': %s\n", command[0], strerror(-r));
+		return r;
+	}
+	held_child_describe_status(status, how, sizeof(how));
+	fprintf(stderr, "profctl record: '%s' %s\n", command[0], how);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
+}
+
 int verb_record(const ProfctlContext *ctx, int argc, char **argv)
 {
 	RecordArgs a = {};
+	HeldChild child = { .release_fd = -1 };
 	bool local = ctx->transport == PROFCTL_LOCAL;
 	int r;
 
@@ -339,11 +384,20 @@ int verb_record(const ProfctlContext *ctx, int argc, char **argv)
 		return PROFCTL_EXIT_SUCCESS; /* --help */
 	if (r > 0)
 		return r;
-	if (!local) {
-		/* the D-Bus path (StartSession + ExportToFd) belongs here */
-		fprintf(stderr, "profctl record: recording through profd is not available yet; "
-				"use --local\n");
-		return PROFCTL_EXIT_FAILURE;
+	if (a.command) {
+		r = held_child_spawn(a.command, &child);
+		if (r < 0) {
+			fprintf(stderr, "profctl record: cannot start '%s': %s\n", a.command[0], strerror(-r));
+			return PROFCTL_EXIT_FAILURE;
+		}
 	}
-	return record_local(&a);
+	r = local ? record_local(&a, a.command ? &child : NULL) :
+		    record_through_daemon(ctx, &a, a.command ? &child : NULL);
+	if (a.command) {
+		if (child.release_fd >= 0)
+			held_child_abort(&child); /* sampling never started: the command must not run */
+		else
+			(void)record_report_child(&child, a.command);
+	}
+	return r;
 }
