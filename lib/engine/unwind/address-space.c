@@ -37,6 +37,7 @@ static ModuleInfo *module_info_free(ModuleInfo *m)
 		return NULL;
 	free(m->path);
 	free(m->build_id);
+	cu_index_free(m->cu_index);
 	free(m);
 	return NULL;
 }
@@ -355,7 +356,7 @@ int address_space_update(AddressSpace *s, const ProcessMaps *maps)
 	return 1;
 }
 
-Dwfl_Module *address_space_find(AddressSpace *s, uint64_t addr, const ModuleInfo **ret_info)
+Dwfl_Module *address_space_find(AddressSpace *s, uint64_t addr, ModuleInfo **ret_info)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
 	void **userdata;

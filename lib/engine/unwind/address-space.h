@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cu-index.h"
 #include "process-maps.h"
 #include "symbol-cache.h"
 
@@ -23,6 +24,8 @@ typedef struct ModuleInfo {
 	uint64_t base;       /* where the file's first segment is mapped */
 	uint64_t start, end; /* the module's address range */
 	uint64_t bias;       /* absolute address - ELF address */
+	CuIndex *cu_index;   /* built when libdw cannot find a unit by itself */
+	bool cu_index_built;
 } ModuleInfo;
 
 typedef struct AddressSpace AddressSpace;
@@ -40,7 +43,7 @@ int address_space_update(AddressSpace *s, const ProcessMaps *maps);
 Dwfl *address_space_get_dwfl(AddressSpace *s);
 
 /* The module covering 'addr', or NULL. */
-Dwfl_Module *address_space_find(AddressSpace *s, uint64_t addr, const ModuleInfo **ret_info);
+Dwfl_Module *address_space_find(AddressSpace *s, uint64_t addr, ModuleInfo **ret_info);
 
 /* Read 8 bytes of a module's file-backed image at 'addr' (for CFI that reads memory). */
 bool address_space_read_word(AddressSpace *s, uint64_t addr, uint64_t *ret);

@@ -122,7 +122,7 @@ const char *stack_resolver_cache_state(const StackResolver *r)
 static void decide_cache_state(StackResolver *r, const ProcessMaps *maps)
 {
 	char link[32], exe[PATH_MAX];
-	const ModuleInfo *info = NULL;
+	ModuleInfo *info = NULL;
 	uint64_t addr = 0;
 	ssize_t n;
 
@@ -179,7 +179,7 @@ static int resolve_module_address(StackResolver *r, Profile *p, uint64_t addr, u
 				  uint32_t *ret_n)
 {
 	const SymbolFrame *frames;
-	const ModuleInfo *info;
+	ModuleInfo *info;
 	uint32_t module, build_id;
 	Dwfl_Module *mod;
 	size_t n;

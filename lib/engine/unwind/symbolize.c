@@ -41,6 +41,14 @@ static void frame_builder_add(FrameBuilder *b, const char *name, const char *fil
 	};
 }
 
+/* A string attribute, following abstract origins and specifications. */
+static const char *die_string(Dwarf_Die *die, unsigned name)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+}
+
 /*
  * A C++ function by its mangled linkage name (demangled later, with its
  * parameters); anything else by its source name, not an asm alias such as
@@ -49,14 +57,11 @@ static void frame_builder_add(FrameBuilder *b, const char *name, const char *fil
 static const char *die_function_name(Dwarf_Die *die)
 {
 	const char *linkage, *name;
-	Dwarf_Attribute attr;
 
-	linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (!linkage)
-		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	linkage = die_string(die, DW_AT_linkage_name) ?: die_string(die, DW_AT_MIPS_linkage_name);
 	if (linkage && strncmp(linkage, "_Z", 2) == 0)
 		return linkage;
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	name = die_string(die, DW_AT_name);
 	return name ?: linkage;
 }
 
@@ -96,18 +101,20 @@ static int first_function(Dwarf_Die *scopes, int n, int from)
 
 /*
  * The compile unit holding 'addr'. libdw 0.188 finds it through
- * .debug_aranges only, which clang does not emit: then scan the units.
+ * .debug_aranges only, which clang does not emit: then the module's own index.
  */
-static Dwarf_Die *find_cu(Dwfl_Module *mod, uint64_t addr, Dwarf_Addr *ret_bias)
+static Dwarf_Die *find_cu(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr, Dwarf_Addr *ret_bias)
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, ret_bias);
 
 	if (cu)
 		return cu;
-	while ((cu = dwfl_module_nextcu(mod, cu, ret_bias)))
-		if (dwarf_haspc(cu, addr - *ret_bias) > 0)
-			return cu;
-	return NULL;
+	if (!info->cu_index_built) {
+		info->cu_index_built = true;
+		if (cu_index_build(mod, &info->cu_index) < 0)
+			info->cu_index = NULL;
+	}
+	return info->cu_index ? cu_index_find(info->cu_index, addr, ret_bias) : NULL;
 }
 
 /* The line table's file:line for 'addr', from libdwfl's index or else from the unit itself. */
@@ -139,7 +146,8 @@ static const char *find_line(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr bias, u
  * parent of an inlined subroutine is looked up with dwarf_getscopes_die()
  * (dwarf_getscopes() follows the abstract origin instead).
  */
-static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, uint64_t addr, const char *symbol)
+static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
+			     const char *symbol)
 {
 	_cleanup_free_ Dwarf_Die *scopes = NULL;
 	Dwarf_Die die, *cudie;
@@ -148,7 +156,7 @@ static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, uint64_t addr, c
 	uint32_t lineno;
 	int n, i;
 
-	cudie = find_cu(mod, addr, &bias);
+	cudie = find_cu(mod, info, addr, &bias);
 	file = find_line(mod, cudie, bias, addr, &lineno);
 	n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : -1;
 	i = n > 0 ? first_function(scopes, n, 0) : -1;
@@ -181,7 +189,7 @@ static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, uint64_t addr, c
 		frame_builder_add(b, symbol, file, lineno, false);
 }
 
-int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, const ModuleInfo *info, uint64_t addr,
+int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 		      const SymbolFrame **ret_frames, size_t *ret_n)
 {
 	uint64_t rel = addr - info->bias;
@@ -202,7 +210,7 @@ int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, const ModuleInfo *in
 			return -ENOMEM;
 		symbol = unversioned;
 	}
-	add_dwarf_frames(&b, mod, addr, symbol);
+	add_dwarf_frames(&b, mod, info, addr, symbol);
 	if (b.n == 0)
 		return -ENOENT;
 	r = symbol_cache_insert(cache, info->key, rel, b.frames, b.n, ret_frames);

@@ -24,5 +24,5 @@
  * and stored there. Returns 0, or -ENOENT when neither symbols nor DWARF
  * name it.
  */
-int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, const ModuleInfo *info, uint64_t addr,
+int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 		      const SymbolFrame **ret_frames, size_t *ret_n);

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "cu-index.h"
+
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cleanup.h"
+
+typedef struct CuRange {
+	uint64_t low, high; /* absolute, [low, high) */
+	Dwarf_Die *cu;      /* libdwfl's own unit DIE: lives as long as the module */
+} CuRange;
+
+struct CuIndex {
+	CuRange *ranges; /* sorted by low */
+	size_t n, allocated;
+	Dwarf_Addr bias;
+};
+
+CuIndex *cu_index_free(CuIndex *x)
+{
+	if (!x)
+		return NULL;
+	free(x->ranges);
+	free(x);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(CuIndex *, cu_index_free);
+
+static int range_compare(const void *a, const void *b)
+{
+	const CuRange *x = a, *y = b;
+
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+static int add_range(CuIndex *x, uint64_t low, uint64_t high, Dwarf_Die *cu)
+{
+	if (x->n == x->allocated) {
+		size_t n = x->allocated ? x->allocated * 2 : 64;
+		CuRange *a = reallocarray(x->ranges, n, sizeof(CuRange));
+
+		if (!a)
+			return -ENOMEM;
+		x->ranges = a;
+		x->allocated = n;
+	}
+	x->ranges[x->n++] = (CuRange){ .low = low, .high = high, .cu = cu };
+	return 0;
+}
+
+int cu_index_build(Dwfl_Module *mod, CuIndex **ret)
+{
+	_cleanup_(cu_index_freep) CuIndex *x = calloc(1, sizeof(*x));
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+	int r;
+
+	if (!x)
+		return -ENOMEM;
+	while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		x->bias = bias;
+		while ((off = dwarf_ranges(cu, off, &base, &start, &end)) > 0) {
+			if (end <= start)
+				continue;
+			r = add_range(x, start + bias, end + bias, cu);
+			if (r < 0)
+				return r;
+		}
+	}
+	qsort(x->ranges, x->n, sizeof(CuRange), range_compare);
+	*ret = TAKE_PTR(x);
+	return 0;
+}
+
+Dwarf_Die *cu_index_find(const CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias)
+{
+	size_t lo = 0, hi = x->n;
+
+	/* the last range starting at or below addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->ranges[mid].low <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= x->ranges[lo - 1].high)
+		return NULL;
+	*ret_bias = x->bias;
+	return x->ranges[lo - 1].cu;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A module's compile units by address range, for finding the unit of an
+ * address when libdw cannot: libdw 0.188 looks units up through
+ * .debug_aranges only, and clang does not emit that section. Built once per
+ * module by reading every unit's ranges; lookups are a binary search.
+ */
+
+#include <elfutils/libdwfl.h>
+#include <stdint.h>
+
+typedef struct CuIndex CuIndex;
+
+int cu_index_build(Dwfl_Module *mod, CuIndex **ret);
+CuIndex *cu_index_free(CuIndex *x);
+
+/* The unit covering absolute address 'addr' and the module's bias, or NULL. */
+Dwarf_Die *cu_index_find(const CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias);
