@@ -316,10 +316,13 @@ static int report_file(AddressSpace *s, const ProcessMaps *maps, const ProcessMa
 	return 0;
 }
 
-static int module_removed(Dwfl_Module *mod, void *userdata, const char *name, Dwarf_Addr base,
+/* libdwfl passes the address of the module's userdata slot, not its value (MODCB_ARGS) */
+static int module_removed(Dwfl_Module *mod, void *userdata_slot, const char *name, Dwarf_Addr base,
 			  void *arg)
 {
-	module_info_free(userdata);
+	void **slot = userdata_slot;
+
+	*slot = module_info_free(*slot);
 	return DWARF_CB_OK;
 }
 

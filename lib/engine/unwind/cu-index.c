@@ -73,7 +73,8 @@ int cu_index_build(Dwfl_Module *mod, CuIndex **ret)
 				return r;
 		}
 	}
-	qsort(x->ranges, x->n, sizeof(CuRange), range_compare);
+	if (x->n > 0) /* a module without units has no array at all */
+		qsort(x->ranges, x->n, sizeof(CuRange), range_compare);
 	*ret = TAKE_PTR(x);
 	return 0;
 }
