@@ -55,7 +55,8 @@ static void collect_tables(const Folding *f, const FoldThread *th, ThreadTables 
 			t->local_stack[n] = 0;
 			t->stacks[t->n_stacks++] = n;
 		}
-	qsort(t->stacks, t->n_stacks, sizeof(uint32_t), compare_u32);
+	if (t->n_stacks > 1)
+		qsort(t->stacks, t->n_stacks, sizeof(uint32_t), compare_u32);
 	for (uint32_t i = 0; i < t->n_stacks; i++) {
 		uint32_t frame = p->stacks[t->stacks[i]].frame;
 

@@ -127,7 +127,8 @@ static int rank_nodes(Folding *f)
 			names[n_names++] = fn;
 		}
 	}
-	qsort_r(names, n_names, sizeof(uint32_t), compare_strings, p->strings);
+	if (n_names > 1) /* qsort must not see the NULL array of an empty profile */
+		qsort_r(names, n_names, sizeof(uint32_t), compare_strings, p->strings);
 	for (uint32_t i = 0; i < n_names; i++)
 		name_rank[names[i]] = i;
 
@@ -427,7 +428,8 @@ static int count_samples(Folding *f)
 	sort_hottest(f, f->stacks, f->n_stacks, keys, tmp);
 
 	f->n_threads = n_threads;
-	qsort(f->threads, n_threads, sizeof(FoldThread), compare_tid);
+	if (n_threads > 1)
+		qsort(f->threads, n_threads, sizeof(FoldThread), compare_tid);
 	return 0;
 }
 
