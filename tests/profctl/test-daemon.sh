@@ -72,3 +72,43 @@ grep -q "cannot export session '$id'" "$T/err" || fail "unclear error: $(cat "$T
 pc status nosuchsession 2>"$T/err" && fail "status of a missing session succeeded"
 grep -q "no such session" "$T/err" || fail "unclear error: $(cat "$T/err")"
 ok "unknown format and unknown session fail clearly"
+
+# record through the daemon: -p and -- CMD (held before exec, so exec happens mid-session)
+"$WORKLOAD_SPLIT" 20 1 &
+CHILDREN+=($!)
+pc record -p $! -F 499 -d 2 -o "$T/p.folded" 2>"$T/err" || fail "record -p failed: $(cat "$T/err")"
+grep -qE "main;split_worker;split_heavy(;workload_mix)? [0-9]+$" "$T/p.folded" ||
+	fail "record -p folded lacks main..split_heavy: $(head -3 "$T/p.folded")"
+ok "record -p writes a folded profile named from main"
+
+pc record -F 499 -o "$T/cmd.svg" -- "$WORKLOAD_SPLIT" 1.5 2 2>"$T/err" || fail "record -- CMD failed: $(cat "$T/err")"
+grep -q "exited with status 0" "$T/err" || fail "record -- CMD did not report the exit status: $(cat "$T/err")"
+grep -q "split_heavy" "$T/cmd.svg" || fail "the flame graph of the command lacks split_heavy"
+kill -0 "$PROFD_PID" || fail "profd died profiling a command that execs mid-session"
+ok "record -- CMD profiles the command across its exec and reports its exit status"
+
+pc runs | grep -qE " completed +pid +workload-split " || fail "the command's run is not named after it: $(pc runs)"
+ok "the command's run record is named after the command"
+
+pc record -F 499 -f metrics -- sh -c 'exit 3' >"$T/m.json" 2>"$T/err"
+grep -q "exited with status 3" "$T/err" || fail "a failing command's status is not reported: $(cat "$T/err")"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))["samples_captured"]' "$T/m.json" ||
+	fail "metrics of a short command are not JSON"
+ok "a command's non-zero exit status is reported"
+
+pc record -p 999999 -d 1 2>"$T/err" && fail "record of a missing pid succeeded"
+grep -q "cannot profile pid 999999" "$T/err" || fail "unclear error for a missing pid: $(cat "$T/err")"
+pc record -d 1 -- /nonexistent/command 2>"$T/err"
+grep -q "cannot run '/nonexistent/command'" "$T/err" || fail "unclear error for a missing command: $(cat "$T/err")"
+ok "a missing pid and a missing command fail clearly"
+
+# --local and the daemon agree on the hottest function of the same workload
+"$WORKLOAD_SPLIT" 20 1 &
+CHILDREN+=($!)
+w=$!
+hottest() { awk '{ n = split($1, f, ";"); c[f[n]] += $2 } END { for (k in c) print c[k], k }' "$1" | sort -rn | head -1 | cut -d' ' -f2; }
+pc record -p $w -F 499 -d 1.5 -o "$T/d.folded" || fail "daemon record failed"
+"$PROFCTL" --local record -p $w -F 499 -d 1.5 -o "$T/l.folded" || fail "local record failed"
+[[ $(hottest "$T/d.folded") == "$(hottest "$T/l.folded")" ]] ||
+	fail "hottest leaf differs: daemon $(hottest "$T/d.folded"), local $(hottest "$T/l.folded")"
+ok "--local and the daemon agree on the hottest function ($(hottest "$T/l.folded"))"
