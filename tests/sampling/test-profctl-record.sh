@@ -29,7 +29,8 @@ grep -q '"hz": 499' "$tmp/m.json" || fail "metrics: hz not 499"
 # the format follows the file name; folded goes to stdout without -o
 "$profctl" record --local -p "$target" -d 0.3 -o "$tmp/p.folded" 2>"$tmp/err" ||
 	fail "folded file: $(cat "$tmp/err")"
-grep -Eq '^workload-split\+0x[0-9a-f]+ [0-9]+$' "$tmp/p.folded" ||
+# --local unwinds and names functions: "...;split_worker;split_heavy 12"
+grep -Eq '^([^ ;]+;)*split_(heavy|light)(;[^ ;]+)* [0-9]+$' "$tmp/p.folded" ||
 	fail "folded file content: $(head -3 "$tmp/p.folded")"
 "$profctl" record --local -p "$target" -d 0.3 >"$tmp/stdout" 2>"$tmp/err" ||
 	fail "folded stdout: $(cat "$tmp/err")"
