@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -195,6 +196,23 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
 	return 0;
 }
 
+/* A session holds one perf event per thread and CPU: lift the soft fd limit to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_warning("cannot read the open file limit: %s", strerror(errno));
+		return;
+	}
+	if (rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warning("cannot raise the open file limit to %llu: %s",
+			    (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 static int run(int argc, char **argv)
 {
 	_cleanup_(manager_freep) Manager *m = NULL;
@@ -217,6 +235,8 @@ static int run(int argc, char **argv)
 		config_done(&config);
 		return 1;
 	}
+
+	raise_fd_limit();
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);

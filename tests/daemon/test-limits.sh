@@ -12,11 +12,17 @@ MaxSessionsPerUser=2
 MaxFinishedSessions=3
 EOC
 start_bus
+# a low soft limit, as a login shell may hand down: profd lifts it to the hard one
+ulimit -Sn 256
 start_profd
 
 fd_count() {
 	ls "/proc/$PROFD_PID/fd" | wc -l
 }
+
+read -r soft hard < <(awk '/^Max open files/ { print $4, $5 }' "/proc/$PROFD_PID/limits")
+[[ $soft == "$hard" ]] || fail "profd's open file limit is $soft, not raised to the hard $hard"
+ok "open file limit raised to the hard limit $hard"
 
 spawn "$WORKLOAD_SPLIT" 30 1
 root_target=$SPAWNED

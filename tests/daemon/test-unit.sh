@@ -18,7 +18,9 @@ for want in Type=notify BusName=org.profd.Profiler1 ProtectSystem=strict StateDi
 	'SystemCallFilter=@system-service @debug bpf'; do
 	grep -qx "$want" "$PROFD_UNIT" || fail "the unit lacks $want"
 done
-for cap in CAP_PERFMON CAP_BPF CAP_SYS_PTRACE CAP_DAC_READ_SEARCH; do
+grep -q '^LimitNOFILE=[0-9]' "$PROFD_UNIT" || fail "the unit lacks LimitNOFILE (threads x CPUs perf fds)"
+# CAP_IPC_LOCK: perf rings beyond the per-user locked-memory limit
+for cap in CAP_PERFMON CAP_BPF CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_IPC_LOCK; do
 	grep -q "^CapabilityBoundingSet=.*$cap" "$PROFD_UNIT" || fail "the bounding set lacks $cap"
 	grep -q "^AmbientCapabilities=.*$cap" "$PROFD_UNIT" || fail "the ambient set lacks $cap"
 done
