@@ -98,7 +98,11 @@ ok "session interface as specified"
 sleep 1.5
 bctl call $DEST "$path" $SES Stop
 [[ $(wait_finished "$path") == completed ]] || fail "session failed: $(prop "$path" Error)"
-sleep 0.2
+# the monitor may lag behind on a loaded machine: wait for the last signal to reach it
+for _ in $(seq 100); do
+	grep -q '"member":"Finished"' "$T/monitor.json" && break
+	sleep 0.05
+done
 kill "$MONITOR"
 wait "$MONITOR" 2>/dev/null || true
 
