@@ -8,18 +8,7 @@
 
 #include "cleanup.h"
 #include "config.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "test-util.h"
 
 static char path[] = "/tmp/profd-test-config.XXXXXX";
 
@@ -109,7 +98,7 @@ int main(void)
 	CHECK(r == -ENOENT, "a missing required file: r=%d", r);
 	config_done(&c);
 
-	if (failures == 0)
+	if (test_failures == 0)
 		printf("ok - config parser\n");
-	return failures ? 1 : 0;
+	return test_result();
 }

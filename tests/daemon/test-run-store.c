@@ -16,18 +16,7 @@
 #include "atomic-file.h"
 #include "cleanup.h"
 #include "run-store.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "test-util.h"
 
 static unsigned saved, corrupt;
 static char dir[] = "/tmp/profd-test-runs.XXXXXX";
@@ -36,7 +25,7 @@ static void on_saved(int error, void *userdata)
 {
 	if (error < 0)
 		fprintf(stderr, "FAIL: a run file was not written: %s\n", strerror(-error));
-	failures += error < 0;
+	test_failures += error < 0;
 	saved++;
 }
 
@@ -176,7 +165,7 @@ int main(int argc, char **argv)
 	run_store_free(s);
 
 	sd_event_unref(e);
-	if (failures == 0)
+	if (test_failures == 0)
 		printf("ok - run store\n");
 	else {
 		fprintf(stderr, "state left in %s\n", dir);

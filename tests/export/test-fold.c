@@ -17,18 +17,7 @@
 #include "export.h"
 #include "fold.h"
 #include "synthetic-profile.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
+#include "test-util.h"
 
 typedef struct NaiveStack {
 	const char **names; /* root first */
@@ -378,10 +367,7 @@ int main(void)
 		CHECK(r == 0 && (format == EXPORT_FOLDED) == (size == 0),
 		      "empty profile as %s: r=%d size=%zu", export_format_to_string(format), r, size);
 	}
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	if (test_failures == 0)
+		printf("ok\n");
+	return test_result();
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Tiny helpers shared by the record tests: checks that report and go on. */
+/* Fixture helpers shared by the record tests. */
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -9,24 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int test_failures;
-
-#define CHECK(cond, ...)                                             \
-	do {                                                         \
-		if (!(cond)) {                                       \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                \
-			fputc('\n', stderr);                         \
-			test_failures++;                             \
-		}                                                    \
-	} while (0)
-
-static inline int test_result(void)
-{
-	if (test_failures > 0)
-		fprintf(stderr, "%d check(s) failed\n", test_failures);
-	return test_failures > 0 ? 1 : 0;
-}
+#include "test-util.h"
 
 /* Read dir/sub/name+suffix whole (NUL terminated); aborts the test when missing. */
 static inline char *read_fixture(const char *dir, const char *sub, const char *name,

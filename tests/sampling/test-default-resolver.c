@@ -12,19 +12,7 @@
 
 #include "cleanup.h"
 #include "default-resolver.h"
-
-static int failures;
-
-#define check(cond, ...)                                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,   \
-				#cond);                                                     \
-			fprintf(stderr, __VA_ARGS__);                                       \
-			fputc('\n', stderr);                                                \
-			failures++;                                                         \
-		}                                                                           \
-	} while (0)
+#include "test-util.h"
 
 /* The frames of a stack, leaf first, as "function|module|kernel" strings joined by ';'. */
 static void describe(const Profile *p, uint32_t stack, char *buf, size_t size)
@@ -72,28 +60,28 @@ static void test_fp_chain(void)
 	char buf[512];
 	int r;
 
-	check(profile_new(&p) == 0 && frame_cache_new(&cache) == 0, "setup");
+	CHECK(profile_new(&p) == 0 && frame_cache_new(&cache) == 0, "setup");
 	for (int round = 0; round < 2; round++) {
 		/* the second round comes from the cache and must give the same stack */
 		r = default_resolve_sample(cache, &s, m, p, &st);
-		check(r == 0 && st.stack != PROFILE_NONE && !st.truncated, "resolve: %d", r);
+		CHECK(r == 0 && st.stack != PROFILE_NONE && !st.truncated, "resolve: %d", r);
 		describe(p, st.stack, buf, sizeof(buf));
-		check(strcmp(buf, "[kernel.kallsyms]+0xffffffff81001234|[kernel.kallsyms]|1;"
+		CHECK(strcmp(buf, "[kernel.kallsyms]+0xffffffff81001234|[kernel.kallsyms]|1;"
 				  "app+0x2010|/usr/bin/app|0;"
 				  "[vdso]+0x100|[vdso]|0;"
 				  "[unknown]+0x1234|-|0") == 0,
 		      "round %d: %s", round, buf);
 	}
-	check(p->n_frames == 4, "frames %u", p->n_frames);
-	check(p->frames[1].address == 0x2010, "module-relative address %llx",
+	CHECK(p->n_frames == 4, "frames %u", p->n_frames);
+	CHECK(p->frames[1].address == 0x2010, "module-relative address %llx",
 	      (unsigned long long)p->frames[1].address);
 
 	/* a mapping change invalidates the cache: the same address, another module */
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x400000, .end = 0x401000,
+	CHECK(process_maps_add(m, &(ProcessMapping){ .start = 0x400000, .end = 0x401000,
 						     .path = "/usr/lib/other.so" }) == 0, "remap");
 	r = default_resolve_sample(cache, &s, m, p, &st);
 	describe(p, st.stack, buf, sizeof(buf));
-	check(r == 0 && strstr(buf, "other.so+0x10|/usr/lib/other.so|0"), "after remap: %s", buf);
+	CHECK(r == 0 && strstr(buf, "other.so+0x10|/usr/lib/other.so|0"), "after remap: %s", buf);
 
 	frame_cache_free(cache);
 	process_maps_free(m);
@@ -114,32 +102,32 @@ static void test_dwarf_user_ip(void)
 
 	s.n_regs = (uint32_t)__builtin_popcountll(PERF_SAMPLE_REGS_USER_MASK);
 	regs[8] = 0x400020; /* PERF_REG_X86_IP is bit 8, index 8 in this mask */
-	check(profile_new(&p) == 0, "setup");
+	CHECK(profile_new(&p) == 0, "setup");
 
 	/* in the kernel: kernel frames, then the user IP from the registers */
 	r = default_resolve_sample(NULL, &s, m, p, &st);
 	describe(p, st.stack, buf, sizeof(buf));
-	check(r == 0 && strcmp(buf, "[kernel.kallsyms]+0xffffffff81000010|[kernel.kallsyms]|1;"
+	CHECK(r == 0 && strcmp(buf, "[kernel.kallsyms]+0xffffffff81000010|[kernel.kallsyms]|1;"
 				    "app+0x2020|/usr/bin/app|0") == 0, "kernel sample: %s", buf);
 
 	/* in user space: the sample IP itself */
 	s = (PerfSample){ .pid = 42, .tid = 43, .ip = 0x400030 };
 	r = default_resolve_sample(NULL, &s, m, p, &st);
 	describe(p, st.stack, buf, sizeof(buf));
-	check(r == 0 && strcmp(buf, "app+0x2030|/usr/bin/app|0") == 0, "user sample: %s", buf);
+	CHECK(r == 0 && strcmp(buf, "app+0x2030|/usr/bin/app|0") == 0, "user sample: %s", buf);
 
 	/* a kernel thread: no registers, no user frame */
 	s = (PerfSample){ .pid = 2, .tid = 2, .kernel_mode = true, .n_callchain = 2,
 			  .callchain = chain };
 	r = default_resolve_sample(NULL, &s, m, p, &st);
 	describe(p, st.stack, buf, sizeof(buf));
-	check(r == 0 && strcmp(buf, "[kernel.kallsyms]+0xffffffff81000010|[kernel.kallsyms]|1") == 0,
+	CHECK(r == 0 && strcmp(buf, "[kernel.kallsyms]+0xffffffff81000010|[kernel.kallsyms]|1") == 0,
 	      "kernel thread: %s", buf);
 
 	/* nothing at all: an empty stack, not an error */
 	s = (PerfSample){ .pid = 2, .tid = 2, .kernel_mode = true };
 	r = default_resolve_sample(NULL, &s, m, p, &st);
-	check(r == 0 && st.stack == PROFILE_NONE, "empty: r %d stack %u", r, st.stack);
+	CHECK(r == 0 && st.stack == PROFILE_NONE, "empty: r %d stack %u", r, st.stack);
 	process_maps_free(m);
 }
 
@@ -153,8 +141,8 @@ static void test_deep_chain(void)
 	chain[0] = (uint64_t)PERF_CONTEXT_USER;
 	for (size_t i = 1; i < ELEMENTSOF(chain); i++)
 		chain[i] = 0x1000 + i;
-	check(profile_new(&p) == 0, "setup");
-	check(default_resolve_sample(NULL, &s, NULL, p, &st) == 0 && st.truncated &&
+	CHECK(profile_new(&p) == 0, "setup");
+	CHECK(default_resolve_sample(NULL, &s, NULL, p, &st) == 0 && st.truncated &&
 		      st.stack != PROFILE_NONE, "deep chain: truncated %d", st.truncated);
 }
 
@@ -163,7 +151,5 @@ int main(void)
 	test_fp_chain();
 	test_dwarf_user_ip();
 	test_deep_chain();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_result();
 }

@@ -11,19 +11,7 @@
 
 #include "cleanup.h"
 #include "perf-record.h"
-
-static int failures;
-
-#define check(cond, ...)                                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,   \
-				#cond);                                                     \
-			fprintf(stderr, __VA_ARGS__);                                       \
-			fputc('\n', stderr);                                                \
-			failures++;                                                         \
-		}                                                                           \
-	} while (0)
+#include "test-util.h"
 
 /* A record under construction, 8-byte aligned like the kernel's. */
 typedef struct Builder {
@@ -118,7 +106,7 @@ static void check_truncations(const PerfRecordFormat *f, const Builder *full, co
 		h->size = (uint16_t)len;
 		r = perf_record_parse(f, h, len, &rec);
 		/* some prefixes are themselves well-formed (a shorter filename), never beyond */
-		check(r == -EBADMSG || r == 0, "%s truncated to %zu: %d", what, len, r);
+		CHECK(r == -EBADMSG || r == 0, "%s truncated to %zu: %d", what, len, r);
 		free(h);
 	}
 }
@@ -132,17 +120,17 @@ static void test_sample(void)
 	int r;
 
 	r = perf_record_parse(&dwarf_format, h, h->size, &rec);
-	check(r == 0, "parse: %d", r);
-	check(rec.type == PERF_RECORD_SAMPLE, "type %u", rec.type);
-	check(rec.sample.ip == 0x401000 && rec.sample.pid == 100 && rec.sample.tid == 101 &&
+	CHECK(r == 0, "parse: %d", r);
+	CHECK(rec.type == PERF_RECORD_SAMPLE, "type %u", rec.type);
+	CHECK(rec.sample.ip == 0x401000 && rec.sample.pid == 100 && rec.sample.tid == 101 &&
 		      rec.sample.time == 123456789 && !rec.sample.kernel_mode,
 	      "ip %llx pid %u tid %u", (unsigned long long)rec.sample.ip, rec.sample.pid,
 	      rec.sample.tid);
-	check(rec.sample.n_callchain == 3 && rec.sample.callchain[2] == 0x402000, "callchain");
-	check(rec.sample.n_regs == 3 && rec.sample.regs[1] == 22, "regs");
-	check(perf_sample_get_reg(&rec.sample, 2, &v) == 0 && v == 33, "reg 2");
-	check(perf_sample_get_reg(&rec.sample, 5, &v) == -ENOENT, "reg 5 not copied");
-	check(rec.sample.stack_size == 64 && rec.sample.stack_dyn_size == 48 &&
+	CHECK(rec.sample.n_callchain == 3 && rec.sample.callchain[2] == 0x402000, "callchain");
+	CHECK(rec.sample.n_regs == 3 && rec.sample.regs[1] == 22, "regs");
+	CHECK(perf_sample_get_reg(&rec.sample, 2, &v) == 0 && v == 33, "reg 2");
+	CHECK(perf_sample_get_reg(&rec.sample, 5, &v) == -ENOENT, "reg 5 not copied");
+	CHECK(rec.sample.stack_size == 64 && rec.sample.stack_dyn_size == 48 &&
 		      rec.sample.stack[63] == 63, "stack");
 
 	/* truncated anywhere */
@@ -151,34 +139,34 @@ static void test_sample(void)
 		PerfRecord x;
 
 		h->size = (uint16_t)len;
-		check(perf_record_parse(&dwarf_format, h, len, &x) == -EBADMSG,
+		CHECK(perf_record_parse(&dwarf_format, h, len, &x) == -EBADMSG,
 		      "sample truncated to %zu accepted", len);
 	}
 	h->size = (uint16_t)b.bytes;
 
 	/* size disagreeing with the header, misaligned size */
-	check(perf_record_parse(&dwarf_format, h, b.bytes - 8, &rec) == -EBADMSG, "size mismatch");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes - 8, &rec) == -EBADMSG, "size mismatch");
 	h->size = (uint16_t)(b.bytes - 4);
-	check(perf_record_parse(&dwarf_format, h, b.bytes - 4, &rec) == -EBADMSG, "unaligned size");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes - 4, &rec) == -EBADMSG, "unaligned size");
 	h->size = (uint16_t)b.bytes;
 
 	/* a callchain count that runs past the record, including one that overflows a multiply */
 	b.words[4] = 1000;
-	check(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "huge callchain nr");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "huge callchain nr");
 	b.words[4] = UINT64_MAX / 4;
-	check(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "overflowing nr");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "overflowing nr");
 	b.words[4] = 3;
 
 	/* stack size past the end, dyn_size above size */
 	b.words[12] = 1 << 20;
-	check(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "huge stack size");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "huge stack size");
 	b.words[12] = UINT64_MAX;
-	check(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "stack size -1");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "stack size -1");
 	b.words[12] = 64;
 	b.words[b.bytes / 8 - 1] = 65;
-	check(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "dyn_size > size");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "dyn_size > size");
 	b.words[b.bytes / 8 - 1] = 48;
-	check(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == 0, "restored");
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == 0, "restored");
 }
 
 static void test_sample_without_user_state(void)
@@ -198,8 +186,8 @@ static void test_sample_without_user_state(void)
 	put_u64(&b, PERF_SAMPLE_REGS_ABI_NONE);
 	put_u64(&b, 0);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0, "kernel-only sample");
-	check(rec.sample.kernel_mode && rec.sample.n_regs == 0 && rec.sample.stack_size == 0 &&
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0, "kernel-only sample");
+	CHECK(rec.sample.kernel_mode && rec.sample.n_regs == 0 && rec.sample.stack_size == 0 &&
 		      !rec.sample.stack, "kernel sample fields");
 	check_truncations(&dwarf_format, &b, "kernel sample");
 }
@@ -230,18 +218,18 @@ static void test_side_records(void)
 	put_sample_id(&b, 100, 100, 77);
 	h = finish(&b);
 	r = perf_record_parse(&dwarf_format, h, h->size, &rec);
-	check(r == 0, "mmap2: %d", r);
-	check(rec.mmap2.addr == 0x7f0000000000ULL && rec.mmap2.len == 0x2000 &&
+	CHECK(r == 0, "mmap2: %d", r);
+	CHECK(rec.mmap2.addr == 0x7f0000000000ULL && rec.mmap2.len == 0x2000 &&
 		      rec.mmap2.pgoff == 0x1000 && rec.mmap2.maj == 8 && rec.mmap2.ino == 4242 &&
 		      rec.mmap2.prot == 5 && strcmp(rec.mmap2.filename, "/usr/lib/libfoo.so") == 0,
 	      "mmap2 fields");
-	check(rec.id.pid == 100 && rec.id.time == 77, "sample_id trailer: pid %u time %llu",
+	CHECK(rec.id.pid == 100 && rec.id.time == 77, "sample_id trailer: pid %u time %llu",
 	      rec.id.pid, (unsigned long long)rec.id.time);
 	check_truncations(&dwarf_format, &b, "mmap2");
 
 	/* filename without its NUL: every byte before the trailer is non-zero */
 	memset((uint8_t *)b.words + 72, 'x', b.bytes - 72 - 16);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == -EBADMSG, "unterminated name");
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == -EBADMSG, "unterminated name");
 
 	/* build-id variant with an impossible build-id size */
 	begin(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID);
@@ -256,9 +244,9 @@ static void test_side_records(void)
 	put_string(&b, "/x");
 	put_sample_id(&b, 1, 1, 1);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == -EBADMSG, "build-id size 21");
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == -EBADMSG, "build-id size 21");
 	b.words[5] = 20;
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.mmap2.build_id_size == 20,
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.mmap2.build_id_size == 20,
 	      "build-id size 20");
 
 	begin(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
@@ -266,7 +254,7 @@ static void test_side_records(void)
 	put_string(&b, "worker-1");
 	put_sample_id(&b, 100, 102, 9);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.comm.tid == 102 &&
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.comm.tid == 102 &&
 		      rec.comm.exec && strcmp(rec.comm.comm, "worker-1") == 0, "comm");
 	check_truncations(&dwarf_format, &b, "comm");
 
@@ -276,12 +264,12 @@ static void test_side_records(void)
 	put_u64(&b, 55);
 	put_sample_id(&b, 100, 103, 55);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.task.tid == 103 &&
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.task.tid == 103 &&
 		      rec.task.ptid == 100 && rec.task.time == 55, "fork");
 	check_truncations(&dwarf_format, &b, "fork");
 	for (size_t len = 8; len < b.bytes; len += 8) {
 		h->size = (uint16_t)len;
-		check(perf_record_parse(&dwarf_format, h, len, &rec) == -EBADMSG, "fork at %zu", len);
+		CHECK(perf_record_parse(&dwarf_format, h, len, &rec) == -EBADMSG, "fork at %zu", len);
 	}
 
 	begin(&b, PERF_RECORD_LOST, 0);
@@ -289,7 +277,7 @@ static void test_side_records(void)
 	put_u64(&b, 17);
 	put_sample_id(&b, 100, 100, 3);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.lost.lost == 17, "lost");
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.lost.lost == 17, "lost");
 
 	begin(&b, PERF_RECORD_THROTTLE, 0);
 	put_u64(&b, 1000);
@@ -297,20 +285,20 @@ static void test_side_records(void)
 	put_u64(&b, 1);
 	put_sample_id(&b, 100, 100, 1000);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 &&
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 &&
 		      rec.throttle.time == 1000, "throttle");
 
 	/* a type we do not know: only type and misc, and no error */
 	begin(&b, 1000, 3);
 	put_u64(&b, 1);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.type == 1000 &&
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == 0 && rec.type == 1000 &&
 		      rec.misc == 3, "unknown type");
 
 	/* a header alone, too short for its type */
 	begin(&b, PERF_RECORD_LOST, 0);
 	h = finish(&b);
-	check(perf_record_parse(&dwarf_format, h, h->size, &rec) == -EBADMSG, "bare header");
+	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == -EBADMSG, "bare header");
 }
 
 static void test_format(void)
@@ -322,12 +310,12 @@ static void test_format(void)
 
 	/* a sample_type we never request, with a layout we do not parse */
 	f.sample_type |= PERF_SAMPLE_RAW;
-	check(perf_record_parse(&f, h, h->size, &rec) == -EOPNOTSUPP, "RAW accepted");
+	CHECK(perf_record_parse(&f, h, h->size, &rec) == -EOPNOTSUPP, "RAW accepted");
 	/* misaligned record memory */
-	check(perf_record_parse(&dwarf_format, (const struct perf_event_header *)((uint8_t *)b.words + 4),
+	CHECK(perf_record_parse(&dwarf_format, (const struct perf_event_header *)((uint8_t *)b.words + 4),
 				8, &rec) == -EBADMSG, "misaligned record accepted");
-	check(perf_record_sample_type(true) & PERF_SAMPLE_STACK_USER, "dwarf has stack");
-	check(!(perf_record_sample_type(false) & PERF_SAMPLE_REGS_USER), "fp has no regs");
+	CHECK(perf_record_sample_type(true) & PERF_SAMPLE_STACK_USER, "dwarf has stack");
+	CHECK(!(perf_record_sample_type(false) & PERF_SAMPLE_REGS_USER), "fp has no regs");
 }
 
 int main(void)
@@ -336,7 +324,5 @@ int main(void)
 	test_sample_without_user_state();
 	test_side_records();
 	test_format();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_result();
 }

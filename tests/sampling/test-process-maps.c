@@ -14,19 +14,7 @@
 
 #include "cleanup.h"
 #include "process-maps.h"
-
-static int failures;
-
-#define check(cond, ...)                                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,   \
-				#cond);                                                     \
-			fprintf(stderr, __VA_ARGS__);                                       \
-			fputc('\n', stderr);                                                \
-			failures++;                                                         \
-		}                                                                           \
-	} while (0)
+#include "test-util.h"
 
 static void dump(const ProcessMaps *m)
 {
@@ -57,17 +45,17 @@ static void test_load_self(void)
 	int r;
 
 	r = process_maps_load((uint32_t)getpid(), &m);
-	check(r == 0, "load: %d", r);
+	CHECK(r == 0, "load: %d", r);
 	if (r < 0)
 		return;
-	check(m->n_mappings > 5 && sorted_disjoint(m), "n %zu", m->n_mappings);
+	CHECK(m->n_mappings > 5 && sorted_disjoint(m), "n %zu", m->n_mappings);
 	code = process_maps_find(m, (uint64_t)(uintptr_t)&test_load_self);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	check(code && code->path && strcmp(code->path, exe) == 0 && (code->prot & PROT_EXEC),
+	CHECK(code && code->path && strcmp(code->path, exe) == 0 && (code->prot & PROT_EXEC),
 	      "own code mapped to %s", code && code->path ? code->path : "(nothing)");
-	check(process_maps_find(m, 0) == NULL, "address 0 mapped");
-	check(process_maps_load(0, &m) == -ESRCH, "pid 0 loaded");
+	CHECK(process_maps_find(m, 0) == NULL, "address 0 mapped");
+	CHECK(process_maps_load(0, &m) == -ESRCH, "pid 0 loaded");
 	process_maps_free(m);
 }
 
@@ -77,44 +65,44 @@ static void test_add(void)
 	const ProcessMapping *f;
 	uint64_t g;
 
-	check(process_maps_new(1, &m) == 0, "new");
+	CHECK(process_maps_new(1, &m) == 0, "new");
 	g = m->generation;
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x1000, .end = 0x9000, .path = "/a" }) ==
+	CHECK(process_maps_add(m, &(ProcessMapping){ .start = 0x1000, .end = 0x9000, .path = "/a" }) ==
 		      0, "add a");
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x10000, .end = 0x11000,
+	CHECK(process_maps_add(m, &(ProcessMapping){ .start = 0x10000, .end = 0x11000,
 						      .path = "/b" }) == 0, "add b");
-	check(m->generation == g + 2, "generation %llu", (unsigned long long)m->generation);
+	CHECK(m->generation == g + 2, "generation %llu", (unsigned long long)m->generation);
 
 	/* into the middle of /a: /a splits around it, the upper part's offset moves on */
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x3000, .end = 0x4000, .path = "/c" }) == 0,
+	CHECK(process_maps_add(m, &(ProcessMapping){ .start = 0x3000, .end = 0x4000, .path = "/c" }) == 0,
 	      "add c");
-	check(m->n_mappings == 4 && sorted_disjoint(m), "split: n %zu", m->n_mappings);
+	CHECK(m->n_mappings == 4 && sorted_disjoint(m), "split: n %zu", m->n_mappings);
 	f = process_maps_find(m, 0x3800);
-	check(f && strcmp(f->path, "/c") == 0, "0x3800 in /c");
+	CHECK(f && strcmp(f->path, "/c") == 0, "0x3800 in /c");
 	f = process_maps_find(m, 0x5000);
-	check(f && strcmp(f->path, "/a") == 0 && f->start == 0x4000 && f->pgoff == 0x3000,
+	CHECK(f && strcmp(f->path, "/a") == 0 && f->start == 0x4000 && f->pgoff == 0x3000,
 	      "upper part of /a: start %llx pgoff %llx", f ? (unsigned long long)f->start : 0ULL,
 	      f ? (unsigned long long)f->pgoff : 0ULL);
 	f = process_maps_find(m, 0x2fff);
-	check(f && strcmp(f->path, "/a") == 0 && f->end == 0x3000, "lower part of /a");
+	CHECK(f && strcmp(f->path, "/a") == 0 && f->end == 0x3000, "lower part of /a");
 
 	/* covering several: everything overlapped goes, partial overlaps are trimmed */
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x2000, .end = 0x10800 }) == 0, "add anon");
-	check(sorted_disjoint(m) && m->n_mappings == 3, "cover: n %zu", m->n_mappings);
+	CHECK(process_maps_add(m, &(ProcessMapping){ .start = 0x2000, .end = 0x10800 }) == 0, "add anon");
+	CHECK(sorted_disjoint(m) && m->n_mappings == 3, "cover: n %zu", m->n_mappings);
 	f = process_maps_find(m, 0x10900);
-	check(f && strcmp(f->path, "/b") == 0 && f->start == 0x10800 && f->pgoff == 0x800,
+	CHECK(f && strcmp(f->path, "/b") == 0 && f->start == 0x10800 && f->pgoff == 0x800,
 	      "trimmed /b");
 	f = process_maps_find(m, 0x5000);
-	check(f && f->path == NULL, "anonymous mapping");
-	check(process_maps_find(m, 0x11000) == NULL, "end is exclusive");
+	CHECK(f && f->path == NULL, "anonymous mapping");
+	CHECK(process_maps_find(m, 0x11000) == NULL, "end is exclusive");
 
-	check(process_maps_add(m, &(ProcessMapping){ .start = 0x5000, .end = 0x5000 }) == -EINVAL,
+	CHECK(process_maps_add(m, &(ProcessMapping){ .start = 0x5000, .end = 0x5000 }) == -EINVAL,
 	      "empty mapping accepted");
 
 	g = m->generation;
 	process_maps_reset(m);
-	check(m->n_mappings == 0 && m->generation == g + 1, "reset");
-	if (failures)
+	CHECK(m->n_mappings == 0 && m->generation == g + 1, "reset");
+	if (test_failures)
 		dump(m);
 	process_maps_free(m);
 }
@@ -125,7 +113,7 @@ static void test_many(void)
 	ProcessMaps *m = NULL;
 	unsigned seed = 1;
 
-	check(process_maps_new(1, &m) == 0, "new");
+	CHECK(process_maps_new(1, &m) == 0, "new");
 	for (int i = 0; i < 2000; i++) {
 		uint64_t start, len;
 
@@ -135,16 +123,16 @@ static void test_many(void)
 		len = ((seed >> 8) % 16 + 1) * 0x1000;
 		if (process_maps_add(m, &(ProcessMapping){ .start = start, .end = start + len,
 							   .path = (i % 2) ? "/lib" : NULL }) < 0) {
-			check(false, "add %d", i);
+			CHECK(false, "add %d", i);
 			break;
 		}
 		if (!sorted_disjoint(m)) {
-			check(false, "invariant broken after insert %d", i);
+			CHECK(false, "invariant broken after insert %d", i);
 			dump(m);
 			break;
 		}
 		if (!process_maps_find(m, start) || process_maps_find(m, start)->start != start) {
-			check(false, "insert %d not found at its start", i);
+			CHECK(false, "insert %d not found at its start", i);
 			break;
 		}
 	}
@@ -156,7 +144,5 @@ int main(void)
 	test_load_self();
 	test_add();
 	test_many();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_result();
 }

@@ -14,19 +14,7 @@
 #include "cleanup.h"
 #include "perf-record.h"
 #include "ring.h"
-
-static int failures;
-
-#define check(cond, ...)                                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,   \
-				#cond);                                                     \
-			fprintf(stderr, __VA_ARGS__);                                       \
-			fputc('\n', stderr);                                                \
-			failures++;                                                         \
-		}                                                                           \
-	} while (0)
+#include "test-util.h"
 
 #define DATA_SIZE 4096U
 
@@ -118,16 +106,16 @@ static void test_in_order(void)
 		pos = put_record(&f, pos, (uint16_t)(16 + 8 * i), i + 1);
 	f.meta->data_head = pos;
 	r = ring_drain(f.ring, on_record, &seen, &bytes);
-	check(r == 5, "drained %d records", r);
-	check(seen.n == 5 && seen.tags[0] == 1 && seen.tags[4] == 5 && seen.sizes[4] == 48,
+	CHECK(r == 5, "drained %d records", r);
+	CHECK(seen.n == 5 && seen.tags[0] == 1 && seen.tags[4] == 5 && seen.sizes[4] == 48,
 	      "order: n %zu", seen.n);
-	check(seen.payload_ok, "payload damaged");
-	check(f.meta->data_tail == pos && bytes == pos, "tail %llu bytes %llu, wanted %llu",
+	CHECK(seen.payload_ok, "payload damaged");
+	CHECK(f.meta->data_tail == pos && bytes == pos, "tail %llu bytes %llu, wanted %llu",
 	      (unsigned long long)f.meta->data_tail, (unsigned long long)bytes,
 	      (unsigned long long)pos);
-	check(ring_pending(f.ring) == 0, "pending after drain");
+	CHECK(ring_pending(f.ring) == 0, "pending after drain");
 	/* nothing new: nothing handed out */
-	check(ring_drain(f.ring, on_record, &seen, NULL) == 0 && seen.n == 5, "second drain");
+	CHECK(ring_drain(f.ring, on_record, &seen, NULL) == 0 && seen.n == 5, "second drain");
 	fixture_done(&f);
 }
 
@@ -147,11 +135,11 @@ static void test_wrapped(void)
 		pos = put_record(&f, pos, 24, 0xc3);
 		f.meta->data_head = pos;
 		r = ring_drain(f.ring, on_record, &seen, NULL);
-		check(r == 3 && seen.tags[0] == 0xa1 && seen.tags[1] == 0xb2 && seen.tags[2] == 0xc3 &&
+		CHECK(r == 3 && seen.tags[0] == 0xa1 && seen.tags[1] == 0xb2 && seen.tags[2] == 0xc3 &&
 			      seen.sizes[1] == 200,
 		      "start %llu: r %d n %zu", (unsigned long long)start, r, seen.n);
-		check(seen.payload_ok, "start %llu: wrapped payload damaged", (unsigned long long)start);
-		check(f.meta->data_tail == pos, "tail not published");
+		CHECK(seen.payload_ok, "start %llu: wrapped payload damaged", (unsigned long long)start);
+		CHECK(f.meta->data_tail == pos, "tail not published");
 		fixture_done(&f);
 	}
 }
@@ -201,8 +189,8 @@ static void test_wrapped_sample(void)
 	ring_write(&f, pos, rec, sizeof(rec));
 	f.meta->data_head = pos + sizeof(rec);
 	r = ring_drain(f.ring, on_parse, &p, NULL);
-	check(r == 1 && p.parsed == 1, "r %d parsed %d", r, p.parsed);
-	check(p.ip == 0x400123 && p.nr == 21 && p.last_ip == 0x400013, "ip %llx nr %llu last %llx",
+	CHECK(r == 1 && p.parsed == 1, "r %d parsed %d", r, p.parsed);
+	CHECK(p.ip == 0x400123 && p.nr == 21 && p.last_ip == 0x400013, "ip %llx nr %llu last %llx",
 	      (unsigned long long)p.ip, (unsigned long long)p.nr, (unsigned long long)p.last_ip);
 	fixture_done(&f);
 }
@@ -231,10 +219,10 @@ static void test_malformed(void)
 		ring_write(&f, pos, &h, sizeof(h));
 		f.meta->data_head = pos + 64;
 		r = ring_drain(f.ring, on_record, &seen, NULL);
-		check(r == -EBADMSG, "%s: r %d", bad[i].what, r);
-		check(seen.n == 1, "%s: %zu records before the bad one", bad[i].what, seen.n);
+		CHECK(r == -EBADMSG, "%s: r %d", bad[i].what, r);
+		CHECK(seen.n == 1, "%s: %zu records before the bad one", bad[i].what, seen.n);
 		/* unrecoverable: everything pending is dropped, so the next drain starts clean */
-		check(f.meta->data_tail == f.meta->data_head, "%s: tail not advanced", bad[i].what);
+		CHECK(f.meta->data_tail == f.meta->data_head, "%s: tail not advanced", bad[i].what);
 		fixture_done(&f);
 	}
 
@@ -245,16 +233,16 @@ static void test_malformed(void)
 
 		fixture_init(&f);
 		f.meta->data_head = DATA_SIZE + 8;
-		check(ring_drain(f.ring, on_record, &seen, NULL) == -EBADMSG && seen.n == 0,
+		CHECK(ring_drain(f.ring, on_record, &seen, NULL) == -EBADMSG && seen.n == 0,
 		      "head too far ahead");
 		f.meta->data_tail = 4;
 		f.meta->data_head = 64;
-		check(ring_drain(f.ring, on_record, &seen, NULL) == -EBADMSG && seen.n == 0,
+		CHECK(ring_drain(f.ring, on_record, &seen, NULL) == -EBADMSG && seen.n == 0,
 		      "unaligned tail");
 		/* a header cut short by head */
 		f.meta->data_tail = 0;
 		f.meta->data_head = 4;
-		check(ring_drain(f.ring, on_record, &seen, NULL) == -EBADMSG, "partial header");
+		CHECK(ring_drain(f.ring, on_record, &seen, NULL) == -EBADMSG, "partial header");
 		fixture_done(&f);
 	}
 }
@@ -272,11 +260,11 @@ static void test_callback_error(void)
 	pos = put_record(&f, pos, 16, 3);
 	f.meta->data_head = pos;
 	r = ring_drain(f.ring, on_record, &seen, NULL);
-	check(r == -ECANCELED && seen.n == 2, "r %d n %zu", r, seen.n);
+	CHECK(r == -ECANCELED && seen.n == 2, "r %d n %zu", r, seen.n);
 	/* the failing record counts as consumed; the rest stays for the next drain */
-	check(f.meta->data_tail == after_second, "tail %llu", (unsigned long long)f.meta->data_tail);
+	CHECK(f.meta->data_tail == after_second, "tail %llu", (unsigned long long)f.meta->data_tail);
 	seen.fail_at = -1;
-	check(ring_drain(f.ring, on_record, &seen, NULL) == 1 && seen.tags[2] == 3, "resume");
+	CHECK(ring_drain(f.ring, on_record, &seen, NULL) == 1 && seen.tags[2] == 3, "resume");
 	fixture_done(&f);
 }
 
@@ -285,10 +273,10 @@ static void test_sizes(void)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	PerfRing *r = NULL;
 
-	check(ring_data_size_for(1) == page, "1 byte");
-	check(ring_data_size_for(page + 1) == 2 * page, "page + 1");
-	check(ring_data_size_for(8 * 17 * 1024) == 256 * 1024 || page > 32768, "8 DWARF samples");
-	check(ring_wrap_memory(&r, 3000, &r) == -EINVAL, "non power of two accepted");
+	CHECK(ring_data_size_for(1) == page, "1 byte");
+	CHECK(ring_data_size_for(page + 1) == 2 * page, "page + 1");
+	CHECK(ring_data_size_for(8 * 17 * 1024) == 256 * 1024 || page > 32768, "8 DWARF samples");
+	CHECK(ring_wrap_memory(&r, 3000, &r) == -EINVAL, "non power of two accepted");
 }
 
 int main(void)
@@ -299,7 +287,5 @@ int main(void)
 	test_malformed();
 	test_callback_error();
 	test_sizes();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_result();
 }

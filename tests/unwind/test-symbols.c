@@ -5,7 +5,6 @@
  * C++ demangling, and the cross-session SymbolCache.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,22 +15,7 @@
 #include "kernel-symbols.h"
 #include "perf-map.h"
 #include "symbol-cache.h"
-
-static int failures;
-
-static _printf_(2, 3) void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok)
-		return;
-	failures++;
-	fputs("FAIL: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#include "test-util.h"
 
 static void write_file(const char *path, const char *mode, const char *text)
 {
@@ -61,25 +45,25 @@ static void test_kallsyms(const char *dir)
 		   "ffffffffc0a00000 t ext4_file_write_iter\t[ext4]\n"
 		   "ffffffffc0a00400 t ext4_buffered_write_iter\t[ext4]\n");
 	r = kernel_symbols_load(path, &k);
-	check(r >= 0, "kernel_symbols_load: %s", strerror(-r));
+	CHECK(r >= 0, "kernel_symbols_load: %s", strerror(-r));
 	if (r < 0)
 		return;
-	check(kernel_symbols_count(k) == 5, "%zu code symbols, expected 5",
+	CHECK(kernel_symbols_count(k) == 5, "%zu code symbols, expected 5",
 	      kernel_symbols_count(k));
-	check(!kernel_symbols_build_id(k),
+	CHECK(!kernel_symbols_build_id(k),
 	      "a kallsyms file other than the running kernel's has a build-id");
 	r = kernel_symbols_lookup(k, 0xffffffff81001900, &name, &module, &start);
-	check(r == 0 && strcmp(name, "do_syscall_64") == 0 &&
+	CHECK(r == 0 && strcmp(name, "do_syscall_64") == 0 &&
 		      strcmp(module, "[kernel.kallsyms]") == 0 && start == 0xffffffff81001000,
 	      "0xffffffff81001900 -> %s %s (r=%d), expected do_syscall_64 past the data symbol",
 	      name ?: "-", module ?: "-", r);
 	r = kernel_symbols_lookup(k, 0xffffffffc0a00410, &name, &module, NULL);
-	check(r == 0 && strcmp(name, "ext4_buffered_write_iter") == 0 &&
+	CHECK(r == 0 && strcmp(name, "ext4_buffered_write_iter") == 0 &&
 		      strcmp(module, "[ext4]") == 0,
 	      "module address -> %s %s", name ?: "-", module ?: "-");
-	check(kernel_symbols_lookup(k, 0xffffffff80000000, &name, NULL, NULL) == -ENOENT,
+	CHECK(kernel_symbols_lookup(k, 0xffffffff80000000, &name, NULL, NULL) == -ENOENT,
 	      "address below the kernel resolved");
-	check(kernel_symbols_lookup(k, 0xffffffffc0a00400 + (64U << 20), &name, NULL, NULL) ==
+	CHECK(kernel_symbols_lookup(k, 0xffffffffc0a00400 + (64U << 20), &name, NULL, NULL) ==
 		      -ENOENT,
 	      "address far past the last symbol resolved");
 	kernel_symbols_free(k);
@@ -87,14 +71,14 @@ static void test_kallsyms(const char *dir)
 	/* kptr_restrict: every address 0 */
 	write_file(path, "w", "0000000000000000 T _stext\n0000000000000000 T vfs_write\n");
 	k = NULL;
-	check(kernel_symbols_load(path, &k) == -ENODATA && !k, "zeroed kallsyms accepted");
+	CHECK(kernel_symbols_load(path, &k) == -ENODATA && !k, "zeroed kallsyms accepted");
 
 	/* the real one, when readable: every kernel has vfs_write */
 	if (kernel_symbols_load(NULL, &k) >= 0) {
-		check(kernel_symbols_count(k) > 1000, "only %zu kernel symbols",
+		CHECK(kernel_symbols_count(k) > 1000, "only %zu kernel symbols",
 		      kernel_symbols_count(k));
 		if (access("/sys/kernel/notes", R_OK) == 0)
-			check(kernel_symbols_build_id(k) &&
+			CHECK(kernel_symbols_build_id(k) &&
 				      strlen(kernel_symbols_build_id(k)) >= 16,
 			      "no kernel build-id from /sys/kernel/notes");
 		kernel_symbols_free(k);
@@ -111,34 +95,34 @@ static void test_perf_map(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/perf-1234.map", dir);
 	r = perf_map_new(1234, path, &m);
-	check(r >= 0, "perf_map_new: %s", strerror(-r));
+	CHECK(r >= 0, "perf_map_new: %s", strerror(-r));
 	if (r < 0)
 		return;
-	check(perf_map_lookup(m, 0x1000, &name, NULL) == -ENOENT, "lookup without a map file");
+	CHECK(perf_map_lookup(m, 0x1000, &name, NULL) == -ENOENT, "lookup without a map file");
 	write_file(path, "w",
 		   "7f0000001000 40 jit_spin_loop\n7f0000002000 100 LazyCompile:*foo bar.js:3\n");
 	r = perf_map_lookup(m, 0x7f0000001010, &name, &start);
-	check(r == 0 && strcmp(name, "jit_spin_loop") == 0 && start == 0x7f0000001000,
+	CHECK(r == 0 && strcmp(name, "jit_spin_loop") == 0 && start == 0x7f0000001000,
 	      "0x7f0000001010 -> %s", r == 0 ? name : strerror(-r));
 	r = perf_map_lookup(m, 0x7f00000020ff, &name, NULL);
-	check(r == 0 && strcmp(name, "LazyCompile:*foo bar.js:3") == 0,
+	CHECK(r == 0 && strcmp(name, "LazyCompile:*foo bar.js:3") == 0,
 	      "names with spaces: %s", r == 0 ? name : strerror(-r));
-	check(perf_map_lookup(m, 0x7f0000001040, &name, NULL) == -ENOENT, "past the symbol's size");
+	CHECK(perf_map_lookup(m, 0x7f0000001040, &name, NULL) == -ENOENT, "past the symbol's size");
 	/* a JIT appends as it compiles: the new symbol is found without a new PerfMap */
 	write_file(path, "a", "7f0000003000 20 jit_later\n");
 	r = perf_map_lookup(m, 0x7f0000003004, &name, NULL);
-	check(r == 0 && strcmp(name, "jit_later") == 0, "appended symbol: %s",
+	CHECK(r == 0 && strcmp(name, "jit_later") == 0, "appended symbol: %s",
 	      r == 0 ? name : strerror(-r));
 	perf_map_free(m);
 
 	/* by default: the target's own /tmp, named as the target knows it */
 	r = perf_map_new(getpid(), NULL, &m);
-	check(r >= 0, "perf_map_new: %s", strerror(-r));
+	CHECK(r >= 0, "perf_map_new: %s", strerror(-r));
 	if (r >= 0) {
 		char want[64];
 
 		snprintf(want, sizeof(want), "/tmp/perf-%d.map", (int)getpid());
-		check(strcmp(perf_map_name(m), want) == 0, "default map %s, expected %s",
+		CHECK(strcmp(perf_map_name(m), want) == 0, "default map %s, expected %s",
 		      perf_map_name(m), want);
 		perf_map_free(m);
 	}
@@ -160,7 +144,7 @@ static void test_demangle(void)
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
 		_cleanup_free_ char *s = symbol_demangle(cases[i].in);
 
-		check(cases[i].out ? s && strcmp(s, cases[i].out) == 0 : !s,
+		CHECK(cases[i].out ? s && strcmp(s, cases[i].out) == 0 : !s,
 		      "demangle %s -> %s, expected %s", cases[i].in, s ?: "(none)",
 		      cases[i].out ?: "(none)");
 	}
@@ -178,14 +162,14 @@ static void test_symbol_cache(void)
 	int r;
 
 	r = symbol_cache_new(&c);
-	check(r >= 0, "symbol_cache_new: %s", strerror(-r));
+	CHECK(r >= 0, "symbol_cache_new: %s", strerror(-r));
 	if (r < 0)
 		return;
 	symbol_cache_intern(c, "0123abcd", &key);
 	symbol_cache_intern(c, "0123abcd", &key2);
 	symbol_cache_intern(c, "/usr/lib/libother.so", &other);
-	check(key == key2 && key != other, "interning does not give one pointer per string");
-	check(!symbol_cache_lookup(c, key, 0x1234, &got, &n), "empty cache hit");
+	CHECK(key == key2 && key != other, "interning does not give one pointer per string");
+	CHECK(!symbol_cache_lookup(c, key, 0x1234, &got, &n), "empty cache hit");
 
 	/* the cache copies: the caller's buffers may change afterwards */
 	snprintf(name, sizeof(name), "inner");
@@ -193,15 +177,15 @@ static void test_symbol_cache(void)
 	frames[0] = (SymbolFrame){ .function = name, .file = file, .line = 7, .inlined = true };
 	frames[1] = (SymbolFrame){ .function = "outer", .file = NULL, .line = 0 };
 	r = symbol_cache_insert(c, key, 0x1234, frames, 2, &got);
-	check(r >= 0, "insert: %s", strerror(-r));
+	CHECK(r >= 0, "insert: %s", strerror(-r));
 	memset(name, 'x', sizeof(name) - 1);
 	memset(file, 'y', sizeof(file) - 1);
-	check(symbol_cache_lookup(c, key, 0x1234, &got, &n) && n == 2 &&
+	CHECK(symbol_cache_lookup(c, key, 0x1234, &got, &n) && n == 2 &&
 		      strcmp(got[0].function, "inner") == 0 && strcmp(got[0].file, "a.h") == 0 &&
 		      got[0].line == 7 && got[0].inlined && strcmp(got[1].function, "outer") == 0 &&
 		      !got[1].file && !got[1].inlined,
 	      "cached frames differ from what was stored");
-	check(!symbol_cache_lookup(c, other, 0x1234, &got, &n), "other module's key hit");
+	CHECK(!symbol_cache_lookup(c, other, 0x1234, &got, &n), "other module's key hit");
 
 	/* many locations: the table grows and keeps every entry */
 	for (uint64_t a = 0; a < 20000; a++) {
@@ -211,15 +195,15 @@ static void test_symbol_cache(void)
 		if (r < 0)
 			break;
 	}
-	check(r >= 0, "bulk insert: %s", strerror(-r));
-	check(symbol_cache_lookup(c, other, 19999 * 16, &got, &n) && n == 1 &&
+	CHECK(r >= 0, "bulk insert: %s", strerror(-r));
+	CHECK(symbol_cache_lookup(c, other, 19999 * 16, &got, &n) && n == 1 &&
 		      symbol_cache_lookup(c, key, 0x1234, &got, &n) && n == 2,
 	      "entries lost while growing");
 	symbol_cache_get_stats(c, &st);
-	check(st.locations == 20001, "%zu locations, expected 20001", st.locations);
+	CHECK(st.locations == 20001, "%zu locations, expected 20001", st.locations);
 
-	check(!symbol_cache_test_and_mark_module(c, key), "module seen before marking");
-	check(symbol_cache_test_and_mark_module(c, key), "module not remembered");
+	CHECK(!symbol_cache_test_and_mark_module(c, key), "module seen before marking");
+	CHECK(symbol_cache_test_and_mark_module(c, key), "module not remembered");
 }
 
 int main(void)
@@ -238,5 +222,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
-	return failures ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_result();
 }
