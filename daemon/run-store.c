@@ -11,6 +11,7 @@
 
 #include "atomic-file.h"
 #include "cleanup.h"
+#include "hash.h"
 #include "run-store.h"
 #include "worker-pool.h"
 
@@ -41,18 +42,9 @@ static StoredRun *stored_run_free(StoredRun *r)
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(StoredRun *, stored_run_free);
 
-static uint64_t hash_string(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 static StoredRun **bucket_of(const RunStore *s, const char *run_id)
 {
-	return &s->buckets[hash_string(run_id) & (s->n_buckets - 1)];
+	return &s->buckets[hash_fnv1a(HASH_FNV1A_BASIS, run_id, strlen(run_id)) & (s->n_buckets - 1)];
 }
 
 static int index_grow(RunStore *s)

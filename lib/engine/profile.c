@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "hash.h"
 
 /*
  * One open-addressing table of ids per interned kind. The table holds only
@@ -19,27 +20,10 @@ struct ProfileIndex {
 	uint64_t (*hash)(const Profile *p, uint32_t id);
 };
 
-static uint64_t hash_mix(uint64_t h, uint64_t v)
-{
-	/* splitmix64 finaliser over a running combination: cheap and well spread */
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
-}
-
+/* FNV-1a, the length mixed in: a string's bytes need not end in NUL here. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return hash_mix(h, len);
+	return hash_combine(hash_fnv1a(HASH_FNV1A_BASIS, s, len), len);
 }
 
 static uint64_t hash_string_id(const Profile *p, uint32_t id)
@@ -51,13 +35,13 @@ static uint64_t hash_frame(const ProfileFrame *f)
 {
 	uint64_t h = 0;
 
-	h = hash_mix(h, f->function);
-	h = hash_mix(h, f->module);
-	h = hash_mix(h, f->build_id);
-	h = hash_mix(h, f->file);
-	h = hash_mix(h, f->line);
-	h = hash_mix(h, f->address);
-	return hash_mix(h, (uint64_t)f->inlined << 1 | f->kernel);
+	h = hash_combine(h, f->function);
+	h = hash_combine(h, f->module);
+	h = hash_combine(h, f->build_id);
+	h = hash_combine(h, f->file);
+	h = hash_combine(h, f->line);
+	h = hash_combine(h, f->address);
+	return hash_combine(h, (uint64_t)f->inlined << 1 | f->kernel);
 }
 
 static uint64_t hash_frame_id(const Profile *p, uint32_t id)
@@ -67,7 +51,7 @@ static uint64_t hash_frame_id(const Profile *p, uint32_t id)
 
 static uint64_t hash_stack(uint32_t parent, uint32_t frame)
 {
-	return hash_mix(hash_mix(0, parent), frame);
+	return hash_combine(hash_combine(0, parent), frame);
 }
 
 static uint64_t hash_stack_id(const Profile *p, uint32_t id)

@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "export-writers.h"
+#include "hash.h"
 #include "text-escape.h"
 
 #define SVG_WIDTH 1200.0
@@ -28,15 +29,6 @@
 static const char flamegraph_js[] =
 #include "flamegraph-js.h"
 	;
-
-static uint64_t hash_string(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
 
 static void hsl_to_hex(double h, double s, double l, char ret[8])
 {
@@ -69,7 +61,9 @@ typedef struct Colours {
 static void frame_colour(const Profile *p, Colours *c, const ProfileFrame *frame, char ret[8])
 {
 	/* a little lightness jitter per name keeps neighbours apart */
-	double jitter = (double)(hash_string(p->strings[frame->function]) % 1000) / 1000 * 0.12;
+	const char *name = p->strings[frame->function];
+	uint64_t h = hash_fnv1a(HASH_FNV1A_BASIS, name, strlen(name));
+	double jitter = (double)(h % 1000) / 1000 * 0.12;
 
 	if (frame->kernel)
 		hsl_to_hex(28, 0.85, 0.55 + jitter, ret);

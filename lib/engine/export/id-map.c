@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cleanup.h"
+#include "hash.h"
 
 /* Open addressing over (key, id) pairs, load factor at most one half. */
 typedef struct IdMapSlot {
@@ -17,16 +18,6 @@ struct IdMap {
 	uint64_t mask;
 	uint32_t count;
 };
-
-static uint64_t hash_key(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return k;
-}
 
 static IdMapSlot *slots_new(uint64_t n)
 {
@@ -82,7 +73,7 @@ static int grow(IdMap *m)
 
 		if (m->slots[i].id == UINT32_MAX)
 			continue;
-		for (s = hash_key(m->slots[i].key) & (n - 1); slots[s].id != UINT32_MAX;
+		for (s = hash_finalize(m->slots[i].key) & (n - 1); slots[s].id != UINT32_MAX;
 		     s = (s + 1) & (n - 1))
 			;
 		slots[s] = m->slots[i];
@@ -105,7 +96,7 @@ int id_map_intern(IdMap *m, uint64_t key, uint32_t *ret_id, bool *ret_new)
 		if (r < 0)
 			return r;
 	}
-	for (s = hash_key(key) & m->mask; m->slots[s].id != UINT32_MAX; s = (s + 1) & m->mask)
+	for (s = hash_finalize(key) & m->mask; m->slots[s].id != UINT32_MAX; s = (s + 1) & m->mask)
 		if (m->slots[s].key == key) {
 			*ret_id = m->slots[s].id;
 			if (ret_new)
