@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "cleanup.h"
+#include "sorted.h"
 
 static void mapping_clear(ProcessMapping *m)
 {
@@ -63,17 +64,7 @@ static int maps_reserve(ProcessMaps *m, size_t extra)
 /* First mapping whose end is above addr. */
 static size_t maps_lower_bound(const ProcessMaps *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n_mappings;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->mappings[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return SORTED_UPPER_BOUND(m->mappings, m->n_mappings, end, addr);
 }
 
 const ProcessMapping *process_maps_find(const ProcessMaps *m, uint64_t addr)

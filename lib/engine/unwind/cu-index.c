@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cleanup.h"
+#include "sorted.h"
 
 typedef struct CuRange {
 	uint64_t low, high; /* absolute, [low, high) */
@@ -81,17 +82,9 @@ int cu_index_build(Dwfl_Module *mod, CuIndex **ret)
 
 Dwarf_Die *cu_index_find(const CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias)
 {
-	size_t lo = 0, hi = x->n;
-
 	/* the last range starting at or below addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = SORTED_UPPER_BOUND(x->ranges, x->n, low, addr);
 
-		if (x->ranges[mid].low <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || addr >= x->ranges[lo - 1].high)
 		return NULL;
 	*ret_bias = x->bias;

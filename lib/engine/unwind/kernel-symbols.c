@@ -12,6 +12,7 @@
 
 #include "cleanup.h"
 #include "profile.h"
+#include "sorted.h"
 
 typedef struct KernelSymbol {
 	uint64_t addr;
@@ -188,18 +189,10 @@ int kernel_symbols_load(const char *path, KernelSymbols **ret)
 int kernel_symbols_lookup(const KernelSymbols *k, uint64_t addr, const char **ret_name,
 			  const char **ret_module, uint64_t *ret_start)
 {
-	size_t lo = 0, hi = k->n_symbols;
+	/* the last symbol at or below addr */
+	size_t lo = SORTED_UPPER_BOUND(k->symbols, k->n_symbols, addr, addr);
 	const KernelSymbol *s;
 
-	/* find the last symbol with s->addr <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->symbols[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return -ENOENT;
 	s = &k->symbols[lo - 1];

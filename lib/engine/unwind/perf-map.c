@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cleanup.h"
+#include "sorted.h"
 
 typedef struct PerfMapSymbol {
 	uint64_t start, size;
@@ -163,16 +164,8 @@ static int perf_map_reload(PerfMap *m, const struct stat *st)
 
 static const PerfMapSymbol *perf_map_find(const PerfMap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n_symbols;
+	size_t lo = SORTED_UPPER_BOUND(m->symbols, m->n_symbols, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->symbols[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* later entries may re-announce a region: the nearest start wins, as in perf */
 	if (lo == 0 || addr - m->symbols[lo - 1].start >= m->symbols[lo - 1].size)
 		return NULL;
