@@ -45,6 +45,14 @@ static int cursor_u64_array(Cursor *c, uint64_t n, const uint64_t **ret)
 	return 0;
 }
 
+/* One u64 for each of 'fields' present in sample type t: fields we read past, not keep. */
+static int cursor_skip_fields(Cursor *c, uint64_t t, uint64_t fields)
+{
+	const uint64_t *skipped;
+
+	return cursor_u64_array(c, (uint64_t)__builtin_popcountll(t & fields), &skipped);
+}
+
 static int cursor_bytes(Cursor *c, uint64_t n, const uint8_t **ret)
 {
 	if (n > c->left)
@@ -92,65 +100,50 @@ uint64_t perf_record_sample_type(bool dwarf)
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                    \
 	 PERF_SAMPLE_STACK_USER)
 
+/* The sample_id trailer fields after pid/tid and time; each one u64. */
+#define SAMPLE_ID_SKIPPED \
+	(PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
 static size_t sample_id_size(uint64_t t)
 {
-	size_t n = 0;
+	/* pid/tid is two u32s: one u64 too */
+	uint64_t fields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | SAMPLE_ID_SKIPPED;
 
-	n += !!(t & PERF_SAMPLE_TID);
-	n += !!(t & PERF_SAMPLE_TIME);
-	n += !!(t & PERF_SAMPLE_ID);
-	n += !!(t & PERF_SAMPLE_STREAM_ID);
-	n += !!(t & PERF_SAMPLE_CPU);
-	n += !!(t & PERF_SAMPLE_IDENTIFIER);
-	return n * sizeof(uint64_t);
+	return (size_t)__builtin_popcountll(t & fields) * sizeof(uint64_t);
 }
 
 static int parse_sample_id(const PerfRecordFormat *f, Cursor *c, PerfRecordId *ret)
 {
-	uint64_t t = f->sample_type, skip;
+	uint64_t t = f->sample_type;
 	int r = 0;
 
 	if (t & PERF_SAMPLE_TID)
 		r = cursor_u32_pair(c, &ret->pid, &ret->tid);
 	if (r == 0 && (t & PERF_SAMPLE_TIME))
 		r = cursor_u64(c, &ret->time);
-	if (r == 0 && (t & PERF_SAMPLE_ID))
-		r = cursor_u64(c, &skip);
-	if (r == 0 && (t & PERF_SAMPLE_STREAM_ID))
-		r = cursor_u64(c, &skip);
-	if (r == 0 && (t & PERF_SAMPLE_CPU))
-		r = cursor_u64(c, &skip);
-	if (r == 0 && (t & PERF_SAMPLE_IDENTIFIER))
-		r = cursor_u64(c, &skip);
+	if (r == 0)
+		r = cursor_skip_fields(c, t, SAMPLE_ID_SKIPPED);
 	return r;
 }
 
 static int parse_sample(const PerfRecordFormat *f, Cursor *c, uint16_t misc, PerfSample *s)
 {
-	uint64_t t = f->sample_type, skip;
-	int r = 0;
+	uint64_t t = f->sample_type;
+	int r;
 
 	*s = (PerfSample){};
 	s->kernel_mode = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		r = cursor_u64(c, &skip);
+	r = cursor_skip_fields(c, t, PERF_SAMPLE_IDENTIFIER);
 	if (r == 0 && (t & PERF_SAMPLE_IP))
 		r = cursor_u64(c, &s->ip);
 	if (r == 0 && (t & PERF_SAMPLE_TID))
 		r = cursor_u32_pair(c, &s->pid, &s->tid);
 	if (r == 0 && (t & PERF_SAMPLE_TIME))
 		r = cursor_u64(c, &s->time);
-	if (r == 0 && (t & PERF_SAMPLE_ADDR))
-		r = cursor_u64(c, &skip);
-	if (r == 0 && (t & PERF_SAMPLE_ID))
-		r = cursor_u64(c, &skip);
-	if (r == 0 && (t & PERF_SAMPLE_STREAM_ID))
-		r = cursor_u64(c, &skip);
-	if (r == 0 && (t & PERF_SAMPLE_CPU))
-		r = cursor_u64(c, &skip);
-	if (r == 0 && (t & PERF_SAMPLE_PERIOD))
-		r = cursor_u64(c, &skip);
+	if (r == 0)
+		r = cursor_skip_fields(c, t, PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+						     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD);
 	if (r == 0 && (t & PERF_SAMPLE_CALLCHAIN)) {
 		r = cursor_u64(c, &s->n_callchain);
 		if (r == 0)
