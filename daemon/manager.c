@@ -418,10 +418,11 @@ static int method_start_session(sd_bus_message *msg, void *userdata, sd_bus_erro
 	return sd_bus_reply_method_return(msg, "so", s->id, s->path);
 }
 
-static int method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/* Reply with an array of 'element' that append() fills with what the sender may see. */
+static int reply_visible_array(sd_bus_message *msg, const Manager *m, const char *element,
+			       int (*append)(sd_bus_message *reply, const Manager *m, uid_t uid))
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	Manager *m = userdata;
 	uid_t uid;
 	int r;
 
@@ -431,14 +432,9 @@ static int method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_erro
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r < 0)
 		return r;
-	r = sd_bus_message_open_container(reply, 'a', "(sous)");
-	for (size_t i = 0; r >= 0 && i < m->n_sessions; i++) {
-		Session *s = m->sessions[i];
-
-		if (access_check_owner(uid, s->owner) == 0)
-			r = sd_bus_message_append(reply, "(sous)", s->id, s->path, (uint32_t)s->pid,
-						  session_state_to_string(s->state));
-	}
+	r = sd_bus_message_open_container(reply, 'a', element);
+	if (r >= 0)
+		r = append(reply, m, uid);
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	if (r < 0)
@@ -446,20 +442,29 @@ static int method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int append_sessions(sd_bus_message *reply, const Manager *m, uid_t uid)
 {
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	Manager *m = userdata;
-	uid_t uid;
-	int r;
+	int r = 0;
 
-	r = access_sender_uid(msg, &uid);
-	if (r < 0)
-		return r;
-	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r < 0)
-		return r;
-	r = sd_bus_message_open_container(reply, 'a', "(sssstt)");
+	for (size_t i = 0; r >= 0 && i < m->n_sessions; i++) {
+		Session *s = m->sessions[i];
+
+		if (access_check_owner(uid, s->owner) == 0)
+			r = sd_bus_message_append(reply, "(sous)", s->id, s->path, (uint32_t)s->pid,
+						  session_state_to_string(s->state));
+	}
+	return r;
+}
+
+static int method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return reply_visible_array(msg, userdata, "(sous)", append_sessions);
+}
+
+static int append_runs(sd_bus_message *reply, const Manager *m, uid_t uid)
+{
+	int r = 0;
+
 	for (size_t i = 0; r >= 0 && i < run_store_count(m->runs); i++) {
 		const StoredRun *run = run_store_at(m->runs, i);
 
@@ -469,11 +474,12 @@ static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *e
 						  run->workload_class, run->wall_time_ns,
 						  run->finished_usec);
 	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r < 0)
-		return r;
-	return sd_bus_send(NULL, reply, NULL);
+	return r;
+}
+
+static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return reply_visible_array(msg, userdata, "(sssstt)", append_runs);
 }
 
 /* The run 'id' if the sender may see it; otherwise NoSuchRun, as if it did not exist. */

@@ -143,20 +143,22 @@ static int method_stop(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	return sd_bus_reply_method_return(m, NULL);
 }
 
-static int parse_export_format(const char *name, ExportFormat *ret, sd_bus_error *error)
+/* The format 'name' asks for, once the session has a profile to export. */
+static int export_request_format(const Session *s, const char *name, ExportFormat *ret,
+				 sd_bus_error *error)
 {
-	if (export_format_from_string(name, ret) < 0)
+	ExportFormat format;
+
+	if (export_format_from_string(name, &format) < 0)
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 					 "unknown export format '%s' (known: folded, pprof, firefox, "
 					 "speedscope, svg, metrics, record)", name);
+	if (session_is_busy(s))
+		return sd_bus_error_setf(error, PROFD_ERROR_NOT_READY,
+					 "session %s is still %s; wait for its Finished signal", s->id,
+					 session_state_to_string(s->state));
+	*ret = format;
 	return 0;
-}
-
-static int refuse_busy(const Session *s, sd_bus_error *error)
-{
-	return sd_bus_error_setf(error, PROFD_ERROR_NOT_READY,
-				 "session %s is still %s; wait for its Finished signal", s->id,
-				 session_state_to_string(s->state));
 }
 
 static int method_export(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -169,11 +171,9 @@ static int method_export(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	r = sd_bus_message_read(m, "s", &name);
 	if (r < 0)
 		return r;
-	r = parse_export_format(name, &format, error);
+	r = export_request_format(s, name, &format, error);
 	if (r < 0)
 		return r;
-	if (session_is_busy(s))
-		return refuse_busy(s, error);
 	return session_export_reply(s, m, format, -1, error);
 }
 
@@ -187,11 +187,9 @@ static int method_export_to_fd(sd_bus_message *m, void *userdata, sd_bus_error *
 	r = sd_bus_message_read(m, "sh", &name, &fd);
 	if (r < 0)
 		return r;
-	r = parse_export_format(name, &format, error);
+	r = export_request_format(s, name, &format, error);
 	if (r < 0)
 		return r;
-	if (session_is_busy(s))
-		return refuse_busy(s, error);
 	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return -errno;
