@@ -15,6 +15,7 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
+#include "bus-client.h"
 #include "cleanup.h"
 
 static int reply_error;
@@ -53,15 +54,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot shrink the pipe: %s\n", strerror(errno));
 		return 1;
 	}
-	r = sd_bus_new(&bus);
-	if (r >= 0)
-		r = sd_bus_set_address(bus, argv[1]);
-	if (r >= 0)
-		r = sd_bus_set_bus_client(bus, 1);
-	if (r >= 0)
-		r = sd_bus_negotiate_fds(bus, 1);
-	if (r >= 0)
-		r = sd_bus_start(bus);
+	r = bus_client_open(argv[1], &bus);
 	if (r >= 0)
 		r = sd_bus_call_method_async(bus, NULL, "org.profd.Profiler1", argv[2],
 					     "org.profd.Profiler1.Session", "ExportToFd", on_reply,

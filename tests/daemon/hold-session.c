@@ -10,6 +10,8 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
+#include "bus-client.h"
+
 int main(int argc, char **argv)
 {
 	sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -22,13 +24,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: hold-session ADDRESS PID DURATION_USEC\n");
 		return 2;
 	}
-	r = sd_bus_new(&bus);
-	if (r >= 0)
-		r = sd_bus_set_address(bus, argv[1]);
-	if (r >= 0)
-		r = sd_bus_set_bus_client(bus, 1);
-	if (r >= 0)
-		r = sd_bus_start(bus);
+	r = bus_client_open(argv[1], &bus);
 	if (r >= 0)
 		r = sd_bus_call_method(bus, "org.profd.Profiler1", "/org/profd/Profiler1",
 				       "org.profd.Profiler1.Manager", "StartSession", &error, &reply,

@@ -55,14 +55,7 @@ cat >"$T/bus.conf" <<EOC
   <include>$PROFD_BUS_POLICY</include>
 </busconfig>
 EOC
-dbus-daemon --config-file="$T/bus.conf" --nofork --print-address=3 3>"$T/bus.address" \
-	2>"$T/bus.log" &
-BUS_PID=$!
-for _ in $(seq 100); do
-	[[ -s $T/bus.address ]] && break
-	sleep 0.05
-done
-[[ -s $T/bus.address ]] || fail "dbus-daemon refused the policy: $(cat "$T/bus.log")"
+start_bus
 
 mkdir -p "$T/nobody-state"
 chown $NOBODY "$T/nobody-state"
