@@ -56,6 +56,9 @@ static int append_options(sd_bus_message *m, const RecordArgs *a)
 	int r;
 
 	r = sd_bus_message_open_container(m, 'a', "{sv}");
+	/* nobody would collect a session whose profctl was killed */
+	if (r >= 0)
+		r = sd_bus_message_append(m, "{sv}", "stop_on_disconnect", "b", true);
 	if (r >= 0 && a->options.backend)
 		r = sd_bus_message_append(m, "{sv}", "backend", "s", a->options.backend);
 	if (r >= 0 && a->options.event)
@@ -160,26 +163,26 @@ static void log_session_error(sd_bus *bus, const char *path)
 		fprintf(stderr, "profctl record: the session failed\n");
 }
 
-static int export_output(sd_bus *bus, const RecordArgs *a, const char *path)
+static int export_output(sd_bus *bus, const RecordOutput *o, const char *path)
 {
 	sd_bus_error error = SD_BUS_ERROR_NULL;
 	_cleanup_close_ int fd = -1;
 	int r;
 
-	if (a->output) {
-		fd = open(a->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->path) {
+		fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
-			fprintf(stderr, "profctl record: cannot open '%s': %s\n", a->output, strerror(errno));
+			fprintf(stderr, "profctl record: cannot open '%s': %s\n", o->path, strerror(errno));
 			return -errno;
 		}
 	}
 	fflush(stdout);
 	r = sd_bus_call_method(bus, PROFD_BUS_NAME, path, PROFD_SESSION_INTERFACE, "ExportToFd", &error, NULL,
-			       "sh", export_format_to_string(a->format), fd >= 0 ? fd : STDOUT_FILENO);
+			       "sh", export_format_to_string(o->format), fd >= 0 ? fd : STDOUT_FILENO);
 	if (r < 0) {
 		profctl_log_bus_error("cannot export the profile", &error, r);
-		if (a->output)
-			(void)unlink(a->output);
+		if (o->path)
+			(void)unlink(o->path);
 	}
 	sd_bus_error_free(&error);
 	return r;
@@ -232,7 +235,8 @@ int record_through_daemon(const ProfctlContext *ctx, const RecordArgs *a, HeldCh
 		return PROFCTL_EXIT_FAILURE;
 	}
 
-	r = export_output(bus, a, path);
+	for (size_t i = 0; i < a->n_outputs && r >= 0; i++)
+		r = export_output(bus, &a->outputs[i], path);
 	if (sd_bus_get_property_string(bus, PROFD_BUS_NAME, path, PROFD_SESSION_INTERFACE, "RunId", NULL,
 				       &run_id) >= 0 && isatty(STDERR_FILENO))
 		fprintf(stderr, "profctl record: run %s ('profctl run show %s')\n", run_id, run_id);

@@ -52,7 +52,8 @@ static void record_help(FILE *f)
 		"      --no-kernel        leave kernel frames out\n"
 		"  -f, --format=FORMAT    folded, pprof, firefox, speedscope, svg, metrics,\n"
 		"                         record (the run record; not with --local)\n"
-		"  -o, --output=FILE      write here (default: stdout); the name picks the format\n"
+		"  -o, --output=FILE      write here (default: stdout); the name picks the format;\n"
+		"                         give several to write several formats of one session\n"
 		"      --local            sample in-process, without the daemon\n"
 		"  -h, --help             show this help\n"
 		"\n"
@@ -151,7 +152,11 @@ static int parse_args(int argc, char **argv, bool *local, RecordArgs *a)
 			format = optarg;
 			break;
 		case 'o':
-			a->output = optarg;
+			if (a->n_outputs == RECORD_MAX_OUTPUTS) {
+				fprintf(stderr, "profctl record: at most %d outputs\n", RECORD_MAX_OUTPUTS);
+				return PROFCTL_EXIT_USAGE;
+			}
+			a->outputs[a->n_outputs++].path = optarg;
 			break;
 		case ARG_LOCAL:
 			*local = true;
@@ -175,20 +180,33 @@ static int parse_args(int argc, char **argv, bool *local, RecordArgs *a)
 	if (optind < argc)
 		a->command = argv + optind;
 
-	if (format) {
-		if (export_format_from_string(format, &a->format) < 0) {
-			fprintf(stderr, "profctl record: unknown format '%s'\n", format);
+	if (a->n_outputs == 0)
+		a->n_outputs = 1; /* stdout */
+	if (format && a->n_outputs > 1) {
+		fprintf(stderr, "profctl record: -f goes with one output; with several, each name picks its format\n");
+		return PROFCTL_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < a->n_outputs; i++) {
+		RecordOutput *o = &a->outputs[i];
+
+		if (format) {
+			if (export_format_from_string(format, &o->format) < 0) {
+				fprintf(stderr, "profctl record: unknown format '%s'\n", format);
+				return PROFCTL_EXIT_USAGE;
+			}
+		} else if (!o->path)
+			o->format = EXPORT_FOLDED;
+		else if (export_format_from_filename(o->path, &o->format) < 0) {
+			fprintf(stderr, "profctl record: cannot tell the format from the name '%s'; use -f\n",
+				o->path);
 			return PROFCTL_EXIT_USAGE;
 		}
-	} else if (a->output) {
-		if (export_format_from_filename(a->output, &a->format) < 0) {
-			fprintf(stderr,
-				"profctl record: cannot tell the format from the name '%s'; use -f\n",
-				a->output);
+		if (o->format == EXPORT_RECORD && *local) {
+			fprintf(stderr, "profctl record: format 'record' needs the daemon's run bookkeeping; "
+					"drop --local\n");
 			return PROFCTL_EXIT_USAGE;
 		}
-	} else
-		a->format = EXPORT_FOLDED;
+	}
 	return 0;
 }
 
@@ -251,13 +269,13 @@ static int run_session(SamplingSession *s)
 	return r;
 }
 
-static int write_output(SamplingSession *s, const RecordArgs *a, FILE *out)
+static int write_output(SamplingSession *s, const RecordOutput *o, FILE *out)
 {
 	_cleanup_free_ char *json = NULL;
 	SamplingMetrics m;
 	int r;
 
-	switch (a->format) {
+	switch (o->format) {
 	case EXPORT_METRICS:
 		sampling_session_get_metrics(s, &m);
 		r = sampling_metrics_format_json(&m, &json);
@@ -265,7 +283,7 @@ static int write_output(SamplingSession *s, const RecordArgs *a, FILE *out)
 			return r;
 		return fputs(json, out) < 0 ? -EIO : 0;
 	default:
-		return export_profile(sampling_session_get_profile(s), a->format, out);
+		return export_profile(sampling_session_get_profile(s), o->format, out);
 	}
 }
 
@@ -280,22 +298,22 @@ static void raise_fd_limit(void)
 	}
 }
 
+static void close_outputs(FILE **out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (out[i] && out[i] != stdout)
+			fclose(out[i]);
+}
+
 static int record_local(const RecordArgs *a, HeldChild *child)
 {
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
 	_cleanup_(stack_resolver_freep) StackResolver *resolver = NULL;
-	_cleanup_fclose_ FILE *f = NULL;
+	FILE *out[RECORD_MAX_OUTPUTS] = {};
 	struct sigaction sa = { .sa_handler = on_interrupt }, old_int, old_term;
 	StackResolverOptions ro = { .kernel = !a->options.exclude_kernel };
 	SamplingOptions options = a->options;
-	FILE *out = stdout;
-	int r, k;
-
-	if (a->format == EXPORT_RECORD) {
-		fprintf(stderr, "profctl record: format 'record' needs the daemon's run bookkeeping; "
-				"drop --local\n");
-		return PROFCTL_EXIT_USAGE;
-	}
+	int r, k = 0;
 	r = stack_unwind_mode_from_backend(options.backend, &ro.mode);
 	if (r >= 0)
 		r = stack_resolver_new(&ro, &resolver);
@@ -318,15 +336,15 @@ static int record_local(const RecordArgs *a, HeldChild *child)
 		print_session_error(a, r);
 		return PROFCTL_EXIT_FAILURE;
 	}
-	/* open the output first: a bad path should fail before sampling, not after */
-	if (a->output) {
-		f = fopen(a->output, "we");
-		if (!f) {
-			fprintf(stderr, "profctl record: cannot open '%s': %s\n", a->output,
+	/* open the outputs first: a bad path should fail before sampling, not after */
+	for (size_t i = 0; i < a->n_outputs; i++) {
+		out[i] = a->outputs[i].path ? fopen(a->outputs[i].path, "we") : stdout;
+		if (!out[i]) {
+			fprintf(stderr, "profctl record: cannot open '%s': %s\n", a->outputs[i].path,
 				strerror(errno));
+			close_outputs(out, i);
 			return PROFCTL_EXIT_FAILURE;
 		}
-		out = f;
 	}
 
 	interrupt_target = s;
@@ -346,15 +364,16 @@ static int record_local(const RecordArgs *a, HeldChild *child)
 			(int)(child ? child->pid : a->pid), strerror(-r));
 	}
 
-	k = write_output(s, a, out);
-	if (k >= 0 && fflush(out) != 0)
-		k = -errno;
-	if (k < 0) {
-		fprintf(stderr, "profctl record: cannot write '%s': %s\n",
-			a->output ? a->output : "stdout", strerror(-k));
-		return PROFCTL_EXIT_FAILURE;
+	for (size_t i = 0; i < a->n_outputs && k >= 0; i++) {
+		k = write_output(s, &a->outputs[i], out[i]);
+		if (k >= 0 && fflush(out[i]) != 0)
+			k = -errno;
+		if (k < 0)
+			fprintf(stderr, "profctl record: cannot write '%s': %s\n",
+				a->outputs[i].path ?: "stdout", strerror(-k));
 	}
-	return r < 0 ? PROFCTL_EXIT_FAILURE : PROFCTL_EXIT_SUCCESS;
+	close_outputs(out, a->n_outputs);
+	return r < 0 || k < 0 ? PROFCTL_EXIT_FAILURE : PROFCTL_EXIT_SUCCESS;
 }
 
 int record_report_child(HeldChild *child, char *const *command)

@@ -9,14 +9,22 @@
 #include "profctl.h"
 #include "sampling-session.h"
 
+/* Several -o give several formats of one session; each name picks its format. */
+#define RECORD_MAX_OUTPUTS 8
+
+typedef struct RecordOutput {
+	const char *path; /* NULL: stdout */
+	ExportFormat format;
+} RecordOutput;
+
 typedef struct RecordArgs {
 	pid_t pid;           /* 0 with a command */
 	char **command;      /* NULL with -p */
 	SamplingOptions options;
 	bool duration_given; /* -d; a command otherwise runs up to the ceiling */
 	bool kernel_given;   /* --no-kernel */
-	const char *output;  /* NULL: stdout */
-	ExportFormat format;
+	RecordOutput outputs[RECORD_MAX_OUTPUTS]; /* at least one */
+	size_t n_outputs;
 } RecordArgs;
 
 /* Sample through profd: StartSession, progress, Ctrl-C -> Stop, ExportToFd, Release. */
