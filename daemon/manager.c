@@ -482,17 +482,22 @@ static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *e
 	return reply_visible_array(msg, userdata, "(sssstt)", append_runs);
 }
 
-/* The run 'id' if the sender may see it; otherwise NoSuchRun, as if it did not exist. */
-static int find_visible_run(Manager *m, sd_bus_message *msg, const char *id,
-			    const StoredRun **ret, sd_bus_error *error)
+/* The run msg names if the sender may see it; otherwise NoSuchRun, as if it did not exist. */
+static int read_visible_run(Manager *m, sd_bus_message *msg, const StoredRun **ret,
+			    sd_bus_error *error)
 {
-	const StoredRun *run = run_store_get(m->runs, id);
+	const StoredRun *run;
+	const char *id;
 	uid_t uid;
 	int r;
 
+	r = sd_bus_message_read(msg, "s", &id);
+	if (r < 0)
+		return r;
 	r = access_sender_uid(msg, &uid);
 	if (r < 0)
 		return r;
+	run = run_store_get(m->runs, id);
 	if (!run || access_check_owner(uid, run->owner) < 0)
 		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_RUN, "no run '%s'", id);
 	*ret = run;
@@ -502,13 +507,9 @@ static int find_visible_run(Manager *m, sd_bus_message *msg, const char *id,
 static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	const StoredRun *run;
-	const char *id;
 	int r;
 
-	r = sd_bus_message_read(msg, "s", &id);
-	if (r < 0)
-		return r;
-	r = find_visible_run(userdata, msg, id, &run, error);
+	r = read_visible_run(userdata, msg, &run, error);
 	if (r < 0)
 		return r;
 	return sd_bus_reply_method_return(msg, "s", run->json);
@@ -596,13 +597,9 @@ static int method_delete_run(sd_bus_message *msg, void *userdata, sd_bus_error *
 {
 	Manager *m = userdata;
 	const StoredRun *run;
-	const char *id;
 	int r;
 
-	r = sd_bus_message_read(msg, "s", &id);
-	if (r < 0)
-		return r;
-	r = find_visible_run(m, msg, id, &run, error);
+	r = read_visible_run(m, msg, &run, error);
 	if (r < 0)
 		return r;
 	r = run_store_delete(m->runs, run->run_id);

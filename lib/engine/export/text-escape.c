@@ -32,14 +32,23 @@ static int utf8_length(const unsigned char *s)
 	return n;
 }
 
+/* The n-byte UTF-8 sequence at s, or for n 0 the replacement character; returns what follows. */
+static const unsigned char *write_utf8_or_replacement(FILE *f, const unsigned char *s, int n)
+{
+	if (n == 0) {
+		fputs_unlocked(REPLACEMENT_CHARACTER, f);
+		return s + 1;
+	}
+	fwrite_unlocked(s, 1, (size_t)n, f);
+	return s + n;
+}
+
 void write_json_string(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
 	putc_unlocked('"', f);
 	while (*s) {
-		int n;
-
 		if (*s == '"' || *s == '\\') {
 			putc_unlocked('\\', f);
 			putc_unlocked(*s++, f);
@@ -49,14 +58,7 @@ void write_json_string(FILE *f, const char *str)
 			fprintf(f, "\\u%04x", *s++);
 			continue;
 		}
-		n = utf8_length(s);
-		if (n == 0) {
-			fputs_unlocked(REPLACEMENT_CHARACTER, f);
-			s++;
-			continue;
-		}
-		fwrite_unlocked(s, 1, n, f);
-		s += n;
+		s = write_utf8_or_replacement(f, s, utf8_length(s));
 	}
 	putc_unlocked('"', f);
 }
@@ -66,8 +68,6 @@ void write_xml_text(FILE *f, const char *str)
 	const unsigned char *s = (const unsigned char *)str;
 
 	while (*s) {
-		int n;
-
 		switch (*s) {
 		case '&':
 			fputs_unlocked("&amp;", f);
@@ -90,15 +90,8 @@ void write_xml_text(FILE *f, const char *str)
 			s++;
 			continue;
 		}
-		n = *s < 0x20 ? 0 : utf8_length(s);
-		if (n == 0) {
-			/* XML 1.0 has no way to carry most control characters, even escaped. */
-			fputs_unlocked(REPLACEMENT_CHARACTER, f);
-			s++;
-			continue;
-		}
-		fwrite_unlocked(s, 1, n, f);
-		s += n;
+		/* XML 1.0 has no way to carry most control characters, even escaped. */
+		s = write_utf8_or_replacement(f, s, *s < 0x20 ? 0 : utf8_length(s));
 	}
 }
 
