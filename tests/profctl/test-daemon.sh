@@ -112,3 +112,26 @@ pc record -p $w -F 499 -d 1.5 -o "$T/d.folded" || fail "daemon record failed"
 [[ $(hottest "$T/d.folded") == "$(hottest "$T/l.folded")" ]] ||
 	fail "hottest leaf differs: daemon $(hottest "$T/d.folded"), local $(hottest "$T/l.folded")"
 ok "--local and the daemon agree on the hottest function ($(hottest "$T/l.folded"))"
+
+# Ctrl-C stops the session through the daemon and still writes the output
+"$WORKLOAD_SPLIT" 30 1 &
+CHILDREN+=($!)
+w=$!
+start=$(date +%s%N)
+"$PROFCTL" --address="$BUS" record -p $w -F 499 -d 20 -o "$T/int.folded" 2>"$T/err" &
+rec=$!
+sleep 1.5
+kill -INT $rec
+wait $rec || fail "record interrupted by Ctrl-C failed: $(cat "$T/err")"
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+((elapsed_ms < 15000)) || fail "Ctrl-C did not stop the 20 s session early (${elapsed_ms} ms)"
+grep -q "split_heavy" "$T/int.folded" || fail "the interrupted session wrote no profile"
+[[ $(tr -d -c '\r' <"$T/err" | wc -c) -eq 0 ]] || fail "progress was drawn although stderr is not a terminal"
+ok "Ctrl-C stops a daemon session early and still writes the output; no progress off a terminal"
+
+# on a terminal, live progress: elapsed of total, samples, dropped
+script -qec "$PROFCTL --address=$BUS record -p $w -F 99 -d 1.5 -o $T/tty.folded" /dev/null >"$T/tty.out" ||
+	fail "record on a pseudo-terminal failed: $(cat "$T/tty.out")"
+grep -qE "[0-9.]+ s of 1\.5 s, [0-9]+ samples, [0-9]+ dropped" "$T/tty.out" ||
+	fail "no live progress on a terminal: $(tr '\r' '\n' <"$T/tty.out" | tail -3)"
+ok "live progress on a terminal"
