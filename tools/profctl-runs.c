@@ -33,14 +33,9 @@ int verb_runs(const ProfctlContext *ctx, int argc, char **argv)
 	uint64_t wall_ns, finished_usec;
 	int r;
 
-	if (argc > 1) {
-		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-			printf("Usage: profctl runs\n\nList the run records profd keeps.\n");
-			return PROFCTL_EXIT_SUCCESS;
-		}
-		fprintf(stderr, "Usage: profctl runs\n");
-		return PROFCTL_EXIT_USAGE;
-	}
+	r = profctl_no_arguments(argc, argv, "List the run records profd keeps.");
+	if (r <= 0)
+		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
 	if (!array || table_new(ELEMENTSOF(headers), headers, &table) < 0)
 		return PROFCTL_EXIT_FAILURE;
 	if (profctl_bus_open(ctx, &bus) < 0 ||
@@ -66,12 +61,6 @@ int verb_runs(const ProfctlContext *ctx, int argc, char **argv)
 		fprintf(stderr, "profctl: cannot read the run list: %s\n", strerror(-r));
 		return PROFCTL_EXIT_FAILURE;
 	}
-	if (ctx->json) {
-		json_dumpf(array, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-	} else if (table_rows(table) == 0)
-		printf("No runs.\n");
-	else
-		table_print(table, stdout);
+	profctl_print_list(ctx, array, table, "No runs.");
 	return PROFCTL_EXIT_SUCCESS;
 }

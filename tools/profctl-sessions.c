@@ -51,14 +51,9 @@ int verb_sessions(const ProfctlContext *ctx, int argc, char **argv)
 	uint32_t pid;
 	int r;
 
-	if (argc > 1) {
-		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-			printf("Usage: profctl sessions\n\nList profd's sessions.\n");
-			return PROFCTL_EXIT_SUCCESS;
-		}
-		fprintf(stderr, "Usage: profctl sessions\n");
-		return PROFCTL_EXIT_USAGE;
-	}
+	r = profctl_no_arguments(argc, argv, "List profd's sessions.");
+	if (r <= 0)
+		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
 	if (!array || table_new(ELEMENTSOF(headers), headers, &table) < 0)
 		return PROFCTL_EXIT_FAILURE;
 	if (profctl_bus_open(ctx, &bus) < 0 ||
@@ -79,12 +74,7 @@ int verb_sessions(const ProfctlContext *ctx, int argc, char **argv)
 		fprintf(stderr, "profctl: cannot read the session list: %s\n", strerror(-r));
 		return PROFCTL_EXIT_FAILURE;
 	}
-	if (ctx->json)
-		json_dumpf(array, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
-	else if (table_rows(table) == 0)
-		printf("No sessions.\n");
-	else
-		table_print(table, stdout);
+	profctl_print_list(ctx, array, table, "No sessions.");
 	return PROFCTL_EXIT_SUCCESS;
 }
 

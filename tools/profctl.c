@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* profctl: the command-line client of profd. Global options, then a verb. */
+#include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cleanup.h"
 #include "profctl.h"
+#include "table.h"
 
 static const struct {
 	const char *name;
@@ -20,6 +23,29 @@ static const struct {
 	{ "runs", verb_runs, "list run records" },
 	{ "run", verb_run, "one run record: render a record file" },
 };
+
+int profctl_no_arguments(int argc, char **argv, const char *description)
+{
+	if (argc <= 1)
+		return 1;
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		printf("Usage: profctl %s\n\n%s\n", argv[0], description);
+		return 0;
+	}
+	fprintf(stderr, "Usage: profctl %s\n", argv[0]);
+	return -EINVAL;
+}
+
+void profctl_print_list(const ProfctlContext *ctx, json_t *array, const Table *table, const char *empty)
+{
+	if (ctx->json) {
+		json_dumpf(array, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	} else if (table_rows(table) == 0)
+		printf("%s\n", empty);
+	else
+		table_print(table, stdout);
+}
 
 static void help(FILE *f)
 {

@@ -29,6 +29,14 @@ typedef struct ProfctlContext {
  */
 typedef int (*ProfctlVerb)(const ProfctlContext *ctx, int argc, char **argv);
 
+typedef struct Table Table;
+typedef struct json_t json_t;
+
+/* For verbs without arguments: 1 to go on, 0 after --help, -EINVAL (usage printed) otherwise. */
+int profctl_no_arguments(int argc, char **argv, const char *description);
+/* A list verb's output: the JSON array with --json, else the table, or 'empty' without rows. */
+void profctl_print_list(const ProfctlContext *ctx, json_t *array, const Table *table, const char *empty);
+
 /* verbs, one declaration per verb group file */
 int verb_record(const ProfctlContext *ctx, int argc, char **argv);
 int verb_sessions(const ProfctlContext *ctx, int argc, char **argv);
