@@ -2,35 +2,53 @@
 /*
  * In-kernel stack aggregation for the `bpf` backend: a perf_event program,
  * attached to one cpu-clock event per CPU, counts samples per (tgid, tid,
- * user stack, kernel stack). Stacks are deduplicated by the kernel in a
- * stack-trace map, so user space reads a few thousand buckets instead of
- * every sample.
+ * exec generation, user stack, kernel stack). Stacks are stored once each,
+ * by hash, so user space reads a few thousand buckets instead of every
+ * sample. A tracepoint on exec numbers each process's
+ * address spaces, so samples taken before and after an exec are named from
+ * the right one.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 #include "profile-bpf.h"
 
 /* vmlinux.h carries no macros. */
-#define EFAULT 14
 #define EEXIST 17
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Process to profile, set before load; 0 samples every process but the idle task. */
-const volatile __u32 target_tgid = 0;
+/* Set before load. */
+const volatile __u32 filter = PROFILE_BPF_FILTER_TGIDS;
+const volatile bool kernel_stacks = true;
 
-/* Samples lost because `counts` was full, and stacks bpf_get_stackid() could not store. */
-__u64 dropped_samples = 0;
-__u64 user_stack_errors = 0;
-__u64 kernel_stack_errors = 0;
+/* Samples counted at most (0: no limit), set by user space when sampling starts. */
+__u64 max_samples = 0;
 
+/* Read by user space while the program runs (the skeleton maps .bss). */
+__u64 samples = 0;         /* samples counted into `counts` */
+__u64 dropped_samples = 0; /* samples lost because `counts` was full */
+__u64 lost_stacks = 0;     /* stacks not stored because `stacks` was full */
+__u64 exec_errors = 0;     /* execs not numbered (`exec_gens` full) */
+__u64 budget_end_ns = 0;   /* bpf_ktime_get_ns() of the first sample over max_samples */
+
+/* stack hash -> addresses */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_BPF_STACK_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, ProfileBpfStack);
 	__uint(max_entries, PROFILE_BPF_MAX_STACKS);
-} stackmap SEC(".maps");
+} stacks SEC(".maps");
+
+/* Where a stack is walked before it is hashed (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, ProfileBpfStack);
+	__uint(max_entries, 1);
+} scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -38,6 +56,44 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, PROFILE_BPF_MAX_COUNTS);
 } counts SEC(".maps");
+
+/* The processes sampled (FILTER_TGIDS) or left out (FILTER_ALL). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, PROFILE_BPF_MAX_TGIDS);
+} tgids SEC(".maps");
+
+/* FILTER_CGROUP: an fd of the cgroup2 directory at index 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, 1);
+} cgroups SEC(".maps");
+
+/* tgid -> execs since load; absent is 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, PROFILE_BPF_MAX_EXECS);
+} exec_gens SEC(".maps");
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	if (tgid == 0)
+		return false; /* the idle task */
+	switch (filter) {
+	case PROFILE_BPF_FILTER_TGIDS:
+		return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
+	case PROFILE_BPF_FILTER_CGROUP:
+		return bpf_current_task_under_cgroup(&cgroups, 0) == 1;
+	default:
+		return bpf_map_lookup_elem(&tgids, &tgid) == NULL;
+	}
+}
 
 static __always_inline void count_sample(const ProfileBpfKey *key)
 {
@@ -47,6 +103,7 @@ static __always_inline void count_sample(const ProfileBpfKey *key)
 	count = bpf_map_lookup_elem(&counts, key);
 	if (count) {
 		__sync_fetch_and_add(count, 1);
+		__sync_fetch_and_add(&samples, 1);
 		return;
 	}
 
@@ -56,8 +113,47 @@ static __always_inline void count_sample(const ProfileBpfKey *key)
 		count = bpf_map_lookup_elem(&counts, key);
 		if (count)
 			__sync_fetch_and_add(count, 1);
-	} else if (r < 0)
+	} else if (r < 0) {
 		__sync_fetch_and_add(&dropped_samples, 1);
+		return;
+	}
+	__sync_fetch_and_add(&samples, 1);
+}
+
+/*
+ * Walk one stack (user or kernel) into `stacks`; returns its hash, or 0 when
+ * the sample has none (or it could not be stored: *lost is set).
+ */
+static __always_inline __u64 store_stack(struct bpf_perf_event_data *ctx, __u64 flags,
+					 __u32 lost_bit, __u32 *lost)
+{
+	ProfileBpfStack *buf;
+	__u32 zero = 0;
+	__u64 h = 0xcbf29ce484222325ULL ^ flags;
+	long size, r;
+
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return 0;
+	/* zero-fills what the walk did not reach */
+	size = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), flags);
+	if (size <= 0)
+		return 0;
+	for (int i = 0; i < PROFILE_BPF_STACK_DEPTH; i++) {
+		if (i * 8 >= size)
+			break;
+		h = (h ^ buf->ips[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	if (h == 0)
+		h = 1;
+	r = bpf_map_update_elem(&stacks, &h, buf, BPF_NOEXIST);
+	if (r < 0 && r != -EEXIST) {
+		__sync_fetch_and_add(&lost_stacks, 1);
+		*lost |= lost_bit;
+		return 0;
+	}
+	return h;
 }
 
 SEC("perf_event")
@@ -68,19 +164,52 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		.tgid = id >> 32,
 		.tid = (__u32)id,
 	};
+	__u32 *gen;
 
-	if (target_tgid != 0 ? key.tgid != target_tgid : key.tgid == 0)
+	if (!is_target(key.tgid))
 		return 0;
+	if (max_samples != 0 && samples >= max_samples) {
+		if (budget_end_ns == 0)
+			budget_end_ns = bpf_ktime_get_ns();
+		return 0;
+	}
 
-	key.user_stack_id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
-	key.kernel_stack_id = bpf_get_stackid(ctx, &stackmap, 0);
-
-	/* -EFAULT only says the sample has no such stack (user mode: no kernel stack). */
-	if (key.user_stack_id < 0 && key.user_stack_id != -EFAULT)
-		__sync_fetch_and_add(&user_stack_errors, 1);
-	if (key.kernel_stack_id < 0 && key.kernel_stack_id != -EFAULT)
-		__sync_fetch_and_add(&kernel_stack_errors, 1);
+	gen = bpf_map_lookup_elem(&exec_gens, &key.tgid);
+	key.exec_gen = gen ? *gen : 0;
+	key.user_stack = store_stack(ctx, BPF_F_USER_STACK, PROFILE_BPF_LOST_USER, &key.lost);
+	if (kernel_stacks)
+		key.kernel_stack = store_stack(ctx, 0, PROFILE_BPF_LOST_KERNEL, &key.lost);
 
 	count_sample(&key);
+	return 0;
+}
+
+/*
+ * A target process replaced its address space: later samples belong to the
+ * next one. BTF tracepoints need no tracefs (profd's unit has none).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(profile_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, one = 1, *gen;
+
+	if (!is_target(tgid))
+		return 0;
+	gen = bpf_map_lookup_elem(&exec_gens, &tgid);
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
+	else if (bpf_map_update_elem(&exec_gens, &tgid, &one, BPF_NOEXIST) < 0)
+		__sync_fetch_and_add(&exec_errors, 1);
+	return 0;
+}
+
+/* The last thread of a process is gone: its tgid may be handed out again. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(profile_exit, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		bpf_map_delete_elem(&exec_gens, &tgid);
 	return 0;
 }

@@ -11,49 +11,62 @@
 #include "atomic-file.h"
 #include "cleanup.h"
 
-int write_all(int fd, const void *data, size_t size)
+int open_private_dir(int dir_fd, const char *name, mode_t mode)
 {
-	const char *p = data;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
 
-	while (size > 0) {
-		ssize_t n = write(fd, p, size);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		p += n;
-		size -= (size_t)n;
-	}
-	return 0;
-}
-
-int write_file_atomic_fn(const char *dir, const char *name, AtomicFillFn fill, void *userdata)
-{
-	_cleanup_free_ char *path = NULL, *tmp = NULL;
-	_cleanup_close_ int fd = -1, dfd = -1;
-	int r;
-
-	if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&tmp, "%s/.#%s.tmp", dir, name) < 0)
-		return -ENOMEM;
-
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (mode != 0 && mkdirat(dir_fd, name, mode) < 0 && errno != EEXIST)
+		return negative_errno();
+	fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOTDIR && fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return -ELOOP; /* O_DIRECTORY answers a link with ENOTDIR: say what it is */
 	if (fd < 0)
 		return negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	return TAKE_FD(fd);
+}
+
+/* A new temporary file: a leftover of a crash (or anything planted) under its name is removed. */
+static int create_temp(int dir_fd, const char *tmp)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : negative_errno();
+		if (unlinkat(dir_fd, tmp, 0) < 0 && errno != ENOENT)
+			return negative_errno();
+	}
+	return -EEXIST;
+}
+
+int write_file_atomic_fn(int dir_fd, const char *name, AtomicFillFn fill, void *userdata)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (asprintf(&tmp, ".#%s.tmp", name) < 0)
+		return -ENOMEM;
+	fd = create_temp(dir_fd, tmp);
+	if (fd < 0)
+		return fd;
 	r = fill(fd, userdata);
 	if (r == 0 && fsync(fd) < 0)
 		r = negative_errno();
-	if (r == 0 && rename(tmp, path) < 0)
+	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 		r = negative_errno();
 	if (r < 0) {
-		unlink(tmp);
+		unlinkat(dir_fd, tmp, 0);
 		return r;
 	}
-
 	/* the rename itself must reach the disk too */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) < 0)
+	if (fsync(dir_fd) < 0)
 		return negative_errno();
 	return 0;
 }
@@ -70,23 +83,46 @@ static int fill_buffer(int fd, void *userdata)
 	return write_all(fd, b->data, b->size);
 }
 
-int write_file_atomic(const char *dir, const char *name, const void *data, size_t size)
+int write_file_atomic(int dir_fd, const char *name, const void *data, size_t size)
 {
 	Buffer b = { data, size };
 
-	return write_file_atomic_fn(dir, name, fill_buffer, &b);
+	return write_file_atomic_fn(dir_fd, name, fill_buffer, &b);
 }
 
-int read_file_full(const char *path, size_t max, char **ret_data, size_t *ret_size)
+int unlink_durable(int dir_fd, const char *name, int flags)
+{
+	if (unlinkat(dir_fd, name, flags) < 0 && errno != ENOENT)
+		return negative_errno();
+	if (fsync(dir_fd) < 0)
+		return negative_errno();
+	return 0;
+}
+
+int open_regular_at(int dir_fd, const char *name)
 {
 	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	/* O_NONBLOCK: a FIFO planted under the name must not hang the open */
+	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EBADF;
+	if (fcntl(fd, F_SETFL, 0) < 0)
+		return negative_errno();
+	return TAKE_FD(fd);
+}
+
+int read_fd_full(int fd, size_t max, char **ret_data, size_t *ret_size)
+{
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t size = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
 	if ((uint64_t)st.st_size > max)
@@ -111,13 +147,22 @@ int read_file_full(const char *path, size_t max, char **ret_data, size_t *ret_si
 	return 0;
 }
 
-int set_aside_corrupt(const char *path)
+int read_file_at(int dir_fd, const char *name, size_t max, char **ret_data, size_t *ret_size)
+{
+	_cleanup_close_ int fd = open_regular_at(dir_fd, name);
+
+	if (fd < 0)
+		return fd;
+	return read_fd_full(fd, max, ret_data, ret_size);
+}
+
+int set_aside_corrupt(int dir_fd, const char *name)
 {
 	_cleanup_free_ char *to = NULL;
 
-	if (asprintf(&to, "%s.corrupt", path) < 0)
+	if (asprintf(&to, "%s.corrupt", name) < 0)
 		return -ENOMEM;
-	if (rename(path, to) < 0)
+	if (renameat(dir_fd, name, dir_fd, to) < 0)
 		return negative_errno();
 	return 0;
 }

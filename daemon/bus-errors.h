@@ -17,6 +17,8 @@
 #define PROFD_ERROR_TOO_MANY_SESSIONS PROFD_ERROR_PREFIX "TooManySessions" /* EUSERS */
 #define PROFD_ERROR_NOT_READY PROFD_ERROR_PREFIX "NotReady"                /* EBUSY */
 #define PROFD_ERROR_UNSUPPORTED PROFD_ERROR_PREFIX "Unsupported"           /* EOPNOTSUPP */
+#define PROFD_ERROR_RUN_IN_PROGRESS PROFD_ERROR_PREFIX "RunInProgress"     /* EALREADY */
+#define PROFD_ERROR_RUN_ENDED PROFD_ERROR_PREFIX "RunEnded"                /* ESTALE */
 
 extern const sd_bus_error_map profd_bus_error_map[];
 

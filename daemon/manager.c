@@ -1,22 +1,31 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "access.h"
+#include "atomic-file.h"
 #include "bus-errors.h"
+#include "caller-text.h"
 #include "cleanup.h"
 #include "export-stream.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-live.h"
+#include "manager-runs.h"
+#include "perf-event.h"
+#include "session-target.h"
 #include "session.h"
 
-static int mkdir_parents(const char *path, mode_t mode)
+/* Create the missing parents of 'path' (not 'path' itself), root-owned and 0755. */
+static int mkdir_parents(const char *path)
 {
 	_cleanup_free_ char *p = strdup(path);
 
@@ -29,17 +38,25 @@ static int mkdir_parents(const char *path, mode_t mode)
 				return negative_errno();
 			*s = '/';
 		}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return negative_errno();
 	return 0;
 }
 
-/* A sanity bound for reading run files back. */
-#define RUN_FILE_MAX_BYTES ((size_t)128 << 20)
+/* Descriptors kept out of every budget: the bus, the loop, the state directory, files being written. */
+#define FD_RESERVE 512
+/* Descriptors a sampling session holds besides its perf events (epoll, timers, pidfds, helper). */
+#define SESSION_FD_OVERHEAD 16
 
-static void log_corrupt_run(const char *path, const char *reason, void *userdata)
+static void log_corrupt_run(const char *name, const char *reason, int set_aside_error,
+			    void *userdata)
 {
-	log_warning("set aside run record '%s' as %s.corrupt: %s", path, path, reason);
+	const Manager *m = userdata;
+
+	if (set_aside_error == 0)
+		log_warning("set aside run record '%s/runs/%s' as %s.corrupt: %s", m->state_dir, name,
+			    name, reason);
+	else
+		log_error("run record '%s/runs/%s' cannot be loaded (%s) nor set aside: %s",
+			  m->state_dir, name, reason, strerror(-set_aside_error));
 }
 
 static int manager_pick_state_dir(Manager *m)
@@ -59,44 +76,139 @@ static int manager_pick_state_dir(Manager *m)
 	return 0;
 }
 
+/* Why open_private_dir() refused a directory, for the operator. */
+static const char *private_dir_problem(int r)
+{
+	switch (r) {
+	case -EPERM:
+		return "it is not owned by profd's user or is writable by group or others; "
+		       "use a directory only profd's user can write (README: Security model)";
+	case -ELOOP:
+		return "it is a symbolic link";
+	case -ENOTDIR:
+		return "it is not a directory";
+	default:
+		return strerror(-r);
+	}
+}
+
+/* The state directory and its runs/ and sessions/, each checked to be profd's alone. */
+static int manager_open_state(Manager *m, int *ret_runs_fd)
+{
+	int r;
+
+	r = manager_pick_state_dir(m);
+	if (r < 0)
+		return r;
+	if (m->state_dir[0] != '/')
+		return log_error_errno(-EINVAL, "the state directory '%s' is not an absolute path",
+				       m->state_dir);
+	r = mkdir_parents(m->state_dir);
+	if (r >= 0)
+		r = m->state_fd = open_private_dir(AT_FDCWD, m->state_dir, 0700);
+	if (r < 0)
+		return log_error_errno(r, "cannot use state directory '%s': %s", m->state_dir,
+				       private_dir_problem(r));
+	r = m->sessions_fd = open_private_dir(m->state_fd, "sessions", 0700);
+	if (r < 0)
+		return log_error_errno(r, "cannot use '%s': %s", m->sessions_dir, private_dir_problem(r));
+	r = *ret_runs_fd = open_private_dir(m->state_fd, "runs", 0700);
+	if (r < 0)
+		return log_error_errno(r, "cannot use '%s/runs': %s", m->state_dir,
+				       private_dir_problem(r));
+	return 0;
+}
+
+/* Descriptors profd may hand out: its open file limit, less a reserve for itself. */
+static uint64_t manager_fd_limit(void)
+{
+	struct rlimit rl;
+	uint64_t limit = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		limit = rl.rlim_cur == RLIM_INFINITY ? 1U << 20 : rl.rlim_cur;
+	return limit - (limit / 2 < FD_RESERVE ? limit / 2 : FD_RESERVE);
+}
+
+/* The sandboxed unwinders: profd-unwinder lives beside profd (the build tree and libexec alike). */
+static int manager_new_unwinders(Manager *m)
+{
+	_cleanup_free_ char *self = NULL, *path = NULL;
+	char *slash;
+	int r;
+
+	self = realpath("/proc/self/exe", NULL);
+	if (!self)
+		return log_error_errno(negative_errno(), "cannot find profd's own program: %m");
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	if (asprintf(&path, "%s/profd-unwinder", self) < 0)
+		return -ENOMEM;
+	if (access(path, X_OK) < 0)
+		return log_error_errno(negative_errno(), "cannot run the unwinder '%s': %m", path);
+	r = unwinder_pool_new(m->event,
+			      &(UnwinderPoolOptions){ .path = path,
+						      .timeout_usec = m->config.unwinder_timeout_usec,
+						      .memory_bytes = m->config.unwinder_memory_bytes,
+						      .idle_usec = m->config.unwinder_idle_usec,
+						      .store = symbol_store_interface(m->symbol_store) },
+			      &m->unwinders);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up the unwinders: %s", strerror(-r));
+	return 0;
+}
+
+/* WorkFn: read the kernel table now, so no session pays for /proc/kallsyms. */
+static void prefetch_kernel_table(void *userdata)
+{
+	safe_close(kernel_table_open(userdata));
+}
+
 int manager_new(sd_event *event, Config *config, Manager **ret)
 {
 	_cleanup_(manager_freep) Manager *m = NULL;
-	_cleanup_free_ char *runs_dir = NULL;
+	_cleanup_close_ int runs_fd = -1;
+	RunStoreLimits limits;
 	uint32_t kernel_max;
 	int r;
 
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->state_fd = m->sessions_fd = -1;
 	m->event = sd_event_ref(event);
 	m->config = *config;
 	*config = (Config){};
 
-	r = manager_pick_state_dir(m);
+	r = budget_new(manager_fd_limit(), m->config.max_fds_per_user, &m->fds);
+	if (r >= 0)
+		r = budget_new(m->config.max_requests, m->config.max_requests_per_user, &m->requests);
 	if (r < 0)
 		return r;
-	r = mkdir_parents(m->state_dir, 0700);
+	r = manager_open_state(m, &runs_fd);
 	if (r < 0)
-		return log_error_errno(r, "cannot create state directory '%s': %s", m->state_dir,
-				       strerror(-r));
-	if (mkdir(m->sessions_dir, 0700) < 0 && errno != EEXIST)
-		return log_error_errno(negative_errno(), "cannot create '%s': %m", m->sessions_dir);
+		return r;
 
 	m->max_hz = m->config.max_hz;
 	if (sampling_max_hz(&kernel_max) == 0 && kernel_max < m->max_hz)
 		m->max_hz = kernel_max;
 
-	if (asprintf(&runs_dir, "%s/runs", m->state_dir) < 0)
-		return -ENOMEM;
-	r = run_store_new(runs_dir, m->config.max_runs, event, &m->runs);
+	limits = (RunStoreLimits){
+		.max_runs = m->config.max_runs,
+		.max_runs_per_user = m->config.max_runs_per_user,
+		.max_bytes = m->config.max_run_bytes,
+		.max_bytes_per_user = m->config.max_run_bytes_per_user,
+	};
+	r = run_store_new(runs_fd, &limits, event, &m->runs);
 	if (r < 0)
-		return log_error_errno(r, "cannot open run store '%s': %s", runs_dir, strerror(-r));
+		return log_error_errno(r, "cannot open run store '%s/runs': %s", m->state_dir,
+				       strerror(-r));
 	/* not MaxRecordBytes: lowering it must not turn stored runs into "corrupt" ones */
-	r = run_store_load(m->runs, RUN_FILE_MAX_BYTES, log_corrupt_run, NULL);
+	r = run_store_load(m->runs, RUN_STORE_FILE_MAX, log_corrupt_run, m);
 	if (r < 0)
-		return log_error_errno(r, "cannot load run store '%s': %s", runs_dir, strerror(-r));
-	log_info("loaded %d run records from '%s'", r, runs_dir);
+		return log_error_errno(r, "cannot load run store '%s/runs': %s", m->state_dir,
+				       strerror(-r));
+	log_info("loaded %d run records from '%s/runs'", r, m->state_dir);
 	r = session_load_all(m);
 	if (r < 0)
 		return log_error_errno(r, "cannot load saved sessions from '%s': %s", m->sessions_dir,
@@ -108,9 +220,27 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 		r = worker_pool_new(event, 4, &m->export_workers);
 	if (r < 0)
 		return log_error_errno(r, "cannot start worker threads: %s", strerror(-r));
+	r = export_server_new(event, m->export_workers, m->fds, m->requests, &m->exports);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up exports: %s", strerror(-r));
 	r = symbol_cache_new(&m->symbols);
 	if (r < 0)
 		return log_error_errno(r, "cannot create the symbol cache: %s", strerror(-r));
+	symbol_cache_set_max_bytes(m->symbols, m->config.symbol_cache_max_bytes);
+	r = symbol_store_new(m->state_fd, m->config.symbol_cache_disk_max_bytes, &m->symbol_store);
+	if (r < 0)
+		return log_error_errno(r, "cannot use '%s/symbols': %s", m->state_dir,
+				       private_dir_problem(r));
+	symbol_cache_set_store(m->symbols, symbol_store_interface(m->symbol_store));
+	/* in memory only: the symbol store's directories hold modules (and a uid's is its unwinder's) */
+	r = kernel_table_new(NULL, &m->kernel_table);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up the kernel's symbols: %s", strerror(-r));
+	/* the kernel's symbols ready before the first session needs them, off its path */
+	(void)worker_pool_submit(m->workers, prefetch_kernel_table, NULL, m->kernel_table);
+	r = manager_new_unwinders(m);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(m);
 	return 0;
 }
@@ -122,12 +252,19 @@ Manager *manager_free(Manager *m)
 	/* completions first: they still use the sessions and the bus */
 	worker_pool_free(m->workers);
 	worker_pool_free(m->export_workers);
-	export_stream_cancel_all();
+	export_server_free(m->exports);
 	for (size_t i = 0; i < m->n_sessions; i++)
 		session_free(m->sessions[i]);
 	free(m->sessions);
+	unwinder_pool_free(m->unwinders); /* after the sessions: they detach from it */
 	run_store_free(m->runs);
 	symbol_cache_free(m->symbols);
+	kernel_table_free(m->kernel_table);
+	symbol_store_free(m->symbol_store); /* after the cache, which saves into it */
+	budget_free(m->fds);
+	budget_free(m->requests);
+	safe_close(m->sessions_fd);
+	safe_close(m->state_fd);
 	sd_bus_flush_close_unref(m->bus);
 	sd_event_unref(m->event);
 	config_done(&m->config);
@@ -187,24 +324,70 @@ unsigned manager_count_busy_sessions(Manager *m, uid_t uid)
 	return n;
 }
 
-void manager_trim_finished_sessions(Manager *m)
+/* Finished sessions of 'uid', or of everyone for (uid_t)-1. */
+static size_t count_finished(const Manager *m, uid_t uid)
 {
-	size_t finished = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < m->n_sessions; i++)
-		finished += !session_is_busy(m->sessions[i]);
-	for (size_t i = 0; finished > m->config.max_finished_sessions && i < m->n_sessions;) {
+		n += !session_is_busy(m->sessions[i]) &&
+		     (uid == (uid_t)-1 || m->sessions[i]->owner == uid);
+	return n;
+}
+
+static void release_oldest_finished(Manager *m, uid_t uid, const char *why)
+{
+	for (size_t i = 0; i < m->n_sessions; i++) {
 		Session *s = m->sessions[i];
 
-		if (session_is_busy(s)) {
-			i++;
-			continue;
+		if (!session_is_busy(s) && s->owner == uid) {
+			log_info("releasing session %s of uid %u: %s", s->id, (unsigned)uid, why);
+			session_release(s);
+			return;
 		}
-		log_info("releasing session %s: more than %" PRIu32 " finished sessions are kept",
-			 s->id, m->config.max_finished_sessions);
-		session_release(s); /* removes it from the array: i stays */
-		finished--;
 	}
+}
+
+/* The uid with the most finished sessions. */
+static uid_t uid_with_most_finished(const Manager *m)
+{
+	uid_t best = 0;
+	size_t best_n = 0;
+
+	for (size_t i = 0; i < m->n_sessions; i++) {
+		uid_t uid = m->sessions[i]->owner;
+		size_t n = session_is_busy(m->sessions[i]) ? 0 : count_finished(m, uid);
+
+		if (n > best_n) {
+			best = uid;
+			best_n = n;
+		}
+	}
+	return best;
+}
+
+/* A uid other than root over its quota of finished sessions, or 0. */
+static uid_t uid_over_finished_quota(const Manager *m)
+{
+	for (size_t i = 0; i < m->n_sessions; i++) {
+		uid_t uid = m->sessions[i]->owner;
+
+		if (uid != 0 && count_finished(m, uid) > m->config.max_finished_sessions_per_user)
+			return uid;
+	}
+	return 0;
+}
+
+void manager_trim_finished_sessions(Manager *m)
+{
+	uid_t uid;
+
+	/* a uid over its quota gives up its own oldest; root has no quota */
+	while ((uid = uid_over_finished_quota(m)) != 0)
+		release_oldest_finished(m, uid, "over MaxFinishedSessionsPerUser");
+	/* everyone over the limit: the uid keeping the most gives up its oldest */
+	while (count_finished(m, (uid_t)-1) > m->config.max_finished_sessions)
+		release_oldest_finished(m, uid_with_most_finished(m), "over MaxFinishedSessions");
 }
 
 void manager_update_status(Manager *m)
@@ -212,7 +395,7 @@ void manager_update_status(Manager *m)
 	sd_notifyf(false, "STATUS=%u sessions sampling, %zu finished, %zu runs stored",
 		   manager_count_busy_sessions(m, (uid_t)-1),
 		   m->n_sessions - manager_count_busy_sessions(m, (uid_t)-1),
-		   run_store_count(m->runs));
+		   run_store_count_visible(m->runs, (uid_t)-1));
 }
 
 void manager_begin_stop(Manager *m)
@@ -222,6 +405,8 @@ void manager_begin_stop(Manager *m)
 		sd_notify(false, "STOPPING=1\nSTATUS=saving running sessions");
 	}
 	m->stopping = true;
+	/* a reader that takes its time must not hold up the exit */
+	export_server_cancel_all(m->exports);
 	for (size_t i = 0; i < m->n_sessions; i++)
 		session_stop(m->sessions[i]);
 	manager_check_idle(m);
@@ -233,10 +418,43 @@ void manager_check_idle(Manager *m)
 		sd_event_exit(m->event, 0);
 }
 
+void manager_release_session_fds(Manager *m, Session *s)
+{
+	budget_release(m->fds, s->owner, s->fd_charge);
+	s->fd_charge = 0;
+}
+
+int manager_request_begin(Manager *m, sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error)
+{
+	uid_t uid;
+	int r;
+
+	r = access_sender_uid(msg, &uid);
+	if (r < 0)
+		return r;
+	r = budget_charge(m->requests, uid, 1);
+	if (r == -EDQUOT)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "uid %u has %" PRIu32 " requests in progress, the limit "
+					 "(MaxRequestsPerUser); wait for their answers", (unsigned)uid,
+					 m->config.max_requests_per_user);
+	if (r < 0)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "profd has too many requests in progress (MaxRequests); "
+					 "try again shortly");
+	*ret_uid = uid;
+	return 0;
+}
+
+void manager_request_end(Manager *m, uid_t uid)
+{
+	budget_release(m->requests, uid, 1);
+}
+
 /* ---- org.profd.Profiler1.Manager ---- */
 
-static int read_option(sd_bus_message *msg, const char *key, char type, void *ret,
-		       sd_bus_error *error)
+int manager_read_option(sd_bus_message *msg, const char *key, char type, void *ret,
+			sd_bus_error *error)
 {
 	const char *contents;
 	char want[2] = { type, 0 };
@@ -258,7 +476,34 @@ static int read_option(sd_bus_message *msg, const char *key, char type, void *re
 	return sd_bus_message_exit_container(msg);
 }
 
-static int parse_options(sd_bus_message *msg, SessionRequest *req, sd_bus_error *error)
+int manager_read_session_option(sd_bus_message *msg, const char *key, SessionRequest *req,
+				int *kernel, sd_bus_error *error)
+{
+	int b, r;
+
+	if (strcmp(key, "backend") == 0)
+		r = manager_read_option(msg, key, 's', &req->backend, error);
+	else if (strcmp(key, "event") == 0)
+		r = manager_read_option(msg, key, 's', &req->event, error);
+	else if (strcmp(key, "workload_class") == 0)
+		r = manager_read_option(msg, key, 's', &req->workload_class, error);
+	else if (strcmp(key, "kernel") == 0) {
+		r = manager_read_option(msg, key, 'b', &b, error);
+		*kernel = b;
+	} else if (strcmp(key, "stop_on_disconnect") == 0) {
+		r = manager_read_option(msg, key, 'b', &b, error);
+		req->stop_on_disconnect = b;
+	} else if (strcmp(key, "stack_bytes") == 0)
+		r = manager_read_option(msg, key, 'u', &req->stack_bytes, error);
+	else if (strcmp(key, "ring_capacity") == 0)
+		r = manager_read_option(msg, key, 't', &req->ring_capacity, error);
+	else
+		return 0;
+	return r < 0 ? r : 1;
+}
+
+int manager_parse_options(sd_bus_message *msg, ManagerOptionFn fn, void *userdata, const char *known,
+			  sd_bus_error *error)
 {
 	int r;
 
@@ -266,33 +511,17 @@ static int parse_options(sd_bus_message *msg, SessionRequest *req, sd_bus_error 
 	if (r < 0)
 		return r;
 	while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+		char quoted[CALLER_TEXT_QUOTE_SIZE];
 		const char *key;
-		int b;
 
 		r = sd_bus_message_read(msg, "s", &key);
 		if (r < 0)
 			return r;
-		if (strcmp(key, "backend") == 0)
-			r = read_option(msg, key, 's', &req->backend, error);
-		else if (strcmp(key, "event") == 0)
-			r = read_option(msg, key, 's', &req->event, error);
-		else if (strcmp(key, "workload_class") == 0)
-			r = read_option(msg, key, 's', &req->workload_class, error);
-		else if (strcmp(key, "kernel") == 0) {
-			r = read_option(msg, key, 'b', &b, error);
-			req->kernel = b;
-		} else if (strcmp(key, "stop_on_disconnect") == 0) {
-			r = read_option(msg, key, 'b', &b, error);
-			req->stop_on_disconnect = b;
-		} else if (strcmp(key, "stack_bytes") == 0)
-			r = read_option(msg, key, 'u', &req->stack_bytes, error);
-		else if (strcmp(key, "ring_capacity") == 0)
-			r = read_option(msg, key, 't', &req->ring_capacity, error);
-		else
+		r = fn(msg, key, userdata, error);
+		if (r == 0)
 			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-						 "unknown option '%s' (known: backend, event, kernel, "
-						 "stack_bytes, ring_capacity, workload_class, "
-						 "stop_on_disconnect)", key);
+						 "unknown option '%s' (known: %s)",
+						 caller_text_quote(key, quoted), known);
 		if (r < 0)
 			return r;
 		r = sd_bus_message_exit_container(msg);
@@ -304,20 +533,47 @@ static int parse_options(sd_bus_message *msg, SessionRequest *req, sd_bus_error 
 	return sd_bus_message_exit_container(msg);
 }
 
-static int validate_request(const SessionRequest *req, sd_bus_error *error)
+typedef struct SessionOptions {
+	SessionRequest *req;
+	int *kernel;
+} SessionOptions;
+
+/* StartSession's own: the targets beyond one pid (BeginRun samples its caller) */
+#define START_SESSION_TARGET_OPTIONS "cgroup, unit, system"
+
+static int session_option(sd_bus_message *msg, const char *key, void *userdata, sd_bus_error *error)
 {
+	SessionOptions *o = userdata;
+	int b, r;
+
+	if (strcmp(key, "cgroup") == 0)
+		r = manager_read_option(msg, key, 's', &o->req->cgroup, error);
+	else if (strcmp(key, "unit") == 0)
+		r = manager_read_option(msg, key, 's', &o->req->unit, error);
+	else if (strcmp(key, "system") == 0) {
+		r = manager_read_option(msg, key, 'b', &b, error);
+		o->req->system = b;
+	} else
+		return manager_read_session_option(msg, key, o->req, o->kernel, error);
+	return r < 0 ? r : 1;
+}
+
+int manager_validate_session_request(const SessionRequest *req, sd_bus_error *error)
+{
+	char quoted[CALLER_TEXT_QUOTE_SIZE];
 	int r;
 
 	if (req->backend) {
 		r = sampling_backend_check(req->backend);
 		if (r == -EOPNOTSUPP)
 			return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
-						 "backend '%s' is not available yet; use 'perf-dwarf' "
-						 "or 'perf-fp'", req->backend);
+						 "backend '%s' is not available on this machine (no "
+						 "BPF: kernel BTF, CAP_BPF, a build with it); use "
+						 "'perf-dwarf' or 'perf-fp'", req->backend);
 		if (r < 0)
 			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 						 "unknown backend '%s' (known: auto, perf-dwarf, "
-						 "perf-fp)", req->backend);
+						 "perf-fp, bpf)", caller_text_quote(req->backend, quoted));
 	}
 	if (req->event) {
 		r = sampling_event_check(req->event);
@@ -328,7 +584,18 @@ static int validate_request(const SessionRequest *req, sd_bus_error *error)
 		if (r < 0)
 			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 						 "unknown event '%s' (known: cpu-clock, task-clock, "
-						 "cycles)", req->event);
+						 "cycles)", caller_text_quote(req->event, quoted));
+	}
+	if (req->workload_class) {
+		r = caller_text_check(req->workload_class, CALLER_TEXT_MAX);
+		if (r == -E2BIG)
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+						 "workload_class is %zu bytes, more than %d",
+						 strlen(req->workload_class), CALLER_TEXT_MAX);
+		if (r < 0)
+			return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+						 "workload_class '%s' contains control characters",
+						 caller_text_quote(req->workload_class, quoted));
 	}
 	if (req->stack_bytes > SAMPLING_MAX_STACK_BYTES)
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
@@ -337,74 +604,198 @@ static int validate_request(const SessionRequest *req, sd_bus_error *error)
 	return 0;
 }
 
-static int method_start_session(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/* StartSession's target: a pid, or (with pid 0) one other target. */
+static int validate_target(const SessionRequest *req, sd_bus_error *error)
 {
-	_cleanup_close_ int pidfd = -1;
-	Manager *m = userdata;
-	SessionRequest req = { .kernel = true };
-	TargetInfo target;
-	Session *s;
-	uint32_t pid;
-	uid_t uid;
+	if (!!req->cgroup + !!req->unit + req->system > 1)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+					 "give one of the options cgroup, unit and system");
+	if (req->pid == 0 && !req->cgroup && !req->unit && !req->system)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+					 "pid 0 needs one of the options cgroup, unit or system");
+	if (req->pid != 0 && (req->cgroup || req->unit || req->system))
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+					 "the options cgroup, unit and system go with pid 0");
+	return 0;
+}
+
+/* Room for one more sampling session of 'uid': globally, for users but root, for the uid. */
+static int check_session_slots(Manager *m, uid_t uid, sd_bus_error *error)
+{
+	unsigned all = 0, users = 0, mine = 0;
+
+	for (size_t i = 0; i < m->n_sessions; i++) {
+		const Session *s = m->sessions[i];
+
+		if (!session_is_busy(s))
+			continue;
+		all++;
+		users += s->owner != 0;
+		mine += s->owner == uid;
+	}
+	if (all >= m->config.max_sessions)
+		return sd_bus_error_setf(error, PROFD_ERROR_TOO_MANY_SESSIONS,
+					 "%u sessions are running, the limit (MaxSessions); "
+					 "wait for one to finish", all);
+	if (uid == 0)
+		return 0;
+	if (mine >= m->config.max_sessions_per_user)
+		return sd_bus_error_setf(error, PROFD_ERROR_TOO_MANY_SESSIONS,
+					 "uid %u has %u sessions running, the limit "
+					 "(MaxSessionsPerUser); stop one first", (unsigned)uid, mine);
+	if (users >= budget_users_limit(m->config.max_sessions, m->config.max_sessions_per_user))
+		return sd_bus_error_setf(error, PROFD_ERROR_TOO_MANY_SESSIONS,
+					 "users other than root run %u sessions, all they may "
+					 "(MaxSessions less root's share); wait for one to finish",
+					 users);
+	return 0;
+}
+
+/* Kernel frames only for callers who could read them themselves (DESIGN.md §8). */
+static bool kernel_frames_allowed(uid_t uid)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	int paranoid;
+
+	if (uid == 0)
+		return true;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	return f && fscanf(f, "%d", &paranoid) == 1 && paranoid <= 1;
+}
+
+/* Charge the target's perf events (threads x CPUs) to the caller's fd budget. */
+static int charge_session_fds(Manager *m, uid_t uid, const TargetInfo *target, uint32_t min_threads,
+			      uint64_t *ret, sd_bus_error *error)
+{
+	_cleanup_free_ int *cpus = NULL;
+	size_t n_cpus;
+	uint64_t need;
 	int r;
 
-	/* parse */
-	r = sd_bus_message_read(msg, "uut", &pid, &req.hz, &req.duration_usec);
+	r = perf_online_cpus(&cpus, &n_cpus);
 	if (r < 0)
-		return r;
-	if (pid == 0 || pid > INT32_MAX)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-					 "pid %" PRIu32 " is not a process id; give the pid to profile",
-					 pid);
-	req.pid = (pid_t)pid;
-	r = parse_options(msg, &req, error);
+		return sd_bus_error_set_errnof(error, r, "cannot read the online CPUs: %s",
+					       strerror(-r));
+	/* a live run's program may start its threads later: they are charged now */
+	need = (uint64_t)(target->threads > min_threads ? target->threads : min_threads) * n_cpus +
+	       SESSION_FD_OVERHEAD;
+	if (need > m->config.max_fds_per_session)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "process %d has %u threads: sampling them on %zu CPUs takes "
+					 "%" PRIu64 " file descriptors, more than MaxFdsPerSession (%" PRIu32 ")",
+					 (int)target->pid, target->threads, n_cpus, need,
+					 m->config.max_fds_per_session);
+	r = budget_charge(m->fds, uid, need);
+	if (r == -EDQUOT)
+		return sd_bus_error_setf(error, PROFD_ERROR_TOO_MANY_SESSIONS,
+					 "the sessions and exports of uid %u hold %" PRIu64 " file "
+					 "descriptors; %" PRIu64 " more would pass MaxFdsPerUser (%" PRIu32 ")",
+					 (unsigned)uid, budget_used(m->fds, uid), need,
+					 m->config.max_fds_per_user);
 	if (r < 0)
-		return r;
-	/* validate */
-	r = validate_request(&req, error);
+		return sd_bus_error_setf(error, PROFD_ERROR_TOO_MANY_SESSIONS,
+					 "profd has no file descriptors to spare for %" PRIu64 " more "
+					 "perf events; wait for a session to finish", need);
+	*ret = need;
+	return 0;
+}
+
+/* The target's process, checked against the ptrace rules for 'caller'; the pidfd in *ret_pidfd. */
+static int open_target(const CallerCreds *caller, pid_t pid, TargetInfo *ret, int *ret_pidfd,
+		       sd_bus_error *error)
+{
+	_cleanup_close_ int pidfd = -1;
+	const char *why;
+	int r;
+
+	/* a thread id stands for its process */
+	r = target_info_read(pid, ret);
+	if (r == 0 && ret->pid != pid)
+		r = target_info_read(ret->pid, ret);
+	if (r == -ESRCH)
+		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS, "no process with pid %d",
+					 (int)pid);
 	if (r < 0)
-		return r;
+		return sd_bus_error_set_errnof(error, r, "cannot read process %d: %s", (int)pid,
+					       strerror(-r));
+	pidfd = pidfd_open_pid(ret->pid);
+	if (pidfd >= 0)
+		/* what we read must be about the pidfd's process: read again, then check it lives */
+		r = target_info_read(ret->pid, ret);
+	else
+		r = pidfd;
+	if (r == 0)
+		r = pidfd_check_alive(pidfd);
+	if (r == -ESRCH)
+		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS,
+					 "process %d has exited", (int)ret->pid);
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "cannot open process %d: %s", (int)ret->pid,
+					       strerror(-r));
+	r = access_check_target(caller, ret, &why);
+	if (r < 0)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+					 "uid %u may not profile process %d: %s",
+					 (unsigned)caller->uid, (int)ret->pid, why);
+	*ret_pidfd = TAKE_FD(pidfd);
+	return 0;
+}
+
+int manager_start_session(Manager *m, sd_bus_message *msg, SessionRequest *req, int kernel,
+			  Session **ret, sd_bus_error *error)
+{
+	_cleanup_close_ int pidfd = -1;
+	_cleanup_(sampling_target_freep) SamplingTarget *many = NULL;
+	CallerCreds caller;
+	TargetInfo target = { .threads = 1 };
+	const char *comm;
+	uint64_t fds = 0;
+	Session *s;
+	int r;
+
 	if (m->stopping)
 		return sd_bus_error_setf(error, PROFD_ERROR_NOT_READY, "profd is shutting down");
-	r = access_sender_uid(msg, &uid);
+	r = access_sender_creds(msg, &caller);
 	if (r < 0)
 		return r;
 	/* check access and limits */
-	if (manager_count_busy_sessions(m, (uid_t)-1) >= m->config.max_sessions)
-		return sd_bus_error_setf(error, PROFD_ERROR_TOO_MANY_SESSIONS,
-					 "%" PRIu32 " sessions are running, the limit (MaxSessions); "
-					 "wait for one to finish", m->config.max_sessions);
-	if (manager_count_busy_sessions(m, uid) >= m->config.max_sessions_per_user)
-		return sd_bus_error_setf(error, PROFD_ERROR_TOO_MANY_SESSIONS,
-					 "uid %u has %" PRIu32 " sessions running, the limit "
-					 "(MaxSessionsPerUser); stop one first",
-					 (unsigned)uid, m->config.max_sessions_per_user);
-	pidfd = pidfd_open_pid(req.pid);
-	if (pidfd == -ESRCH)
-		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS, "no process with pid %d",
-					 (int)req.pid);
-	if (pidfd < 0)
-		return pidfd;
-	r = target_info_read(req.pid, &target);
-	if (r == 0)
-		r = pidfd_check_alive(pidfd); /* what we read was about the pidfd's process */
-	if (r == -ESRCH)
-		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS,
-					 "process %d has exited", (int)req.pid);
+	r = check_session_slots(m, caller.uid, error);
 	if (r < 0)
 		return r;
-	if (access_check_target(uid, &target) < 0)
+	req->kernel = kernel_frames_allowed(caller.uid);
+	if (kernel == 1 && !req->kernel)
 		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "uid %u may not profile process %d: %s", (unsigned)uid,
-					 (int)req.pid,
-					 target.ruid != uid || target.euid != uid
-						 ? "it runs as another user"
-						 : "it is not dumpable");
-	/* act */
-	r = session_start(m, uid, &req, target.comm, TAKE_FD(pidfd), &s, error);
+					 "kernel frames are only for root while "
+					 "kernel.perf_event_paranoid is above 1; ask with kernel=false");
+	if (kernel == 0)
+		req->kernel = false;
+	if (req->pid == 0)
+		r = session_target_open(&caller, req, &many, error);
+	else
+		r = open_target(&caller, req->pid, &target, &pidfd, error);
 	if (r < 0)
 		return r;
-	if (req.stop_on_disconnect) {
+	req->pid = target.pid;
+	/* many processes take one event per CPU, whatever their threads (target.threads 1) */
+	r = charge_session_fds(m, caller.uid, &target, req->min_threads, &fds, error);
+	if (r < 0)
+		return r;
+	/* threads the target starts meanwhile must not take it past what was charged */
+	req->max_events = (uint32_t)(fds - SESSION_FD_OVERHEAD);
+	/* act */
+	comm = many ? NULL : target.comm;
+	r = session_start(m, &caller, req, comm, TAKE_FD(pidfd), TAKE_PTR(many), &s, error);
+	if (r < 0) {
+		budget_release(m->fds, caller.uid, fds);
+		return r;
+	}
+	s->fd_charge = fds;
+	if (sd_bus_message_get_sender(msg) &&
+	    !(s->client_name = strdup(sd_bus_message_get_sender(msg)))) {
+		session_release(s);
+		return -ENOMEM;
+	}
+	if (req->stop_on_disconnect) {
 		r = session_stop_on_disconnect(s, msg);
 		if (r < 0) {
 			/* cannot honour it: do not leave a session the client did not want running */
@@ -414,15 +805,49 @@ static int method_start_session(sd_bus_message *msg, void *userdata, sd_bus_erro
 		}
 	}
 	manager_update_status(m);
+	*ret = s;
+	return 0;
+}
+
+static int method_start_session(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	SessionRequest req = {};
+	Session *s;
+	uint32_t pid;
+	int kernel = -1, r;
+
+	/* parse */
+	r = sd_bus_message_read(msg, "uut", &pid, &req.hz, &req.duration_usec);
+	if (r < 0)
+		return r;
+	if (pid > INT32_MAX)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+					 "pid %" PRIu32 " is not a process id; give the pid to profile, "
+					 "or 0 with the option cgroup, unit or system", pid);
+	req.pid = (pid_t)pid;
+	r = manager_parse_options(msg, session_option, &(SessionOptions){ .req = &req, .kernel = &kernel },
+				  MANAGER_SESSION_OPTIONS ", " START_SESSION_TARGET_OPTIONS, error);
+	if (r < 0)
+		return r;
+	/* validate */
+	r = manager_validate_session_request(&req, error);
+	if (r >= 0)
+		r = validate_target(&req, error);
+	if (r < 0)
+		return r;
+	/* check access and limits, act */
+	r = manager_start_session(m, msg, &req, kernel, &s, error);
+	if (r < 0)
+		return r;
 	/* reply */
 	return sd_bus_reply_method_return(msg, "so", s->id, s->path);
 }
 
-/* Reply with an array of 'element' that append() fills with what the sender may see. */
-static int reply_visible_array(sd_bus_message *msg, const Manager *m, const char *element,
-			       int (*append)(sd_bus_message *reply, const Manager *m, uid_t uid))
+static int method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	Manager *m = userdata;
 	uid_t uid;
 	int r;
 
@@ -430,22 +855,8 @@ static int reply_visible_array(sd_bus_message *msg, const Manager *m, const char
 	if (r < 0)
 		return r;
 	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r < 0)
-		return r;
-	r = sd_bus_message_open_container(reply, 'a', element);
 	if (r >= 0)
-		r = append(reply, m, uid);
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r < 0)
-		return r;
-	return sd_bus_send(NULL, reply, NULL);
-}
-
-static int append_sessions(sd_bus_message *reply, const Manager *m, uid_t uid)
-{
-	int r = 0;
-
+		r = sd_bus_message_open_container(reply, 'a', "(sous)");
 	for (size_t i = 0; r >= 0 && i < m->n_sessions; i++) {
 		Session *s = m->sessions[i];
 
@@ -453,160 +864,11 @@ static int append_sessions(sd_bus_message *reply, const Manager *m, uid_t uid)
 			r = sd_bus_message_append(reply, "(sous)", s->id, s->path, (uint32_t)s->pid,
 						  session_state_to_string(s->state));
 	}
-	return r;
-}
-
-static int method_list_sessions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	return reply_visible_array(msg, userdata, "(sous)", append_sessions);
-}
-
-static int append_runs(sd_bus_message *reply, const Manager *m, uid_t uid)
-{
-	int r = 0;
-
-	for (size_t i = 0; r >= 0 && i < run_store_count(m->runs); i++) {
-		const StoredRun *run = run_store_at(m->runs, i);
-
-		if (access_check_owner(uid, run->owner) == 0)
-			r = sd_bus_message_append(reply, "(sssstt)", run->run_id,
-						  run_state_to_string(run->status), run->source_kind,
-						  run->workload_class, run->wall_time_ns,
-						  run->finished_usec);
-	}
-	return r;
-}
-
-static int method_list_runs(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	return reply_visible_array(msg, userdata, "(sssstt)", append_runs);
-}
-
-/* The run msg names if the sender may see it; otherwise NoSuchRun, as if it did not exist. */
-static int read_visible_run(Manager *m, sd_bus_message *msg, const StoredRun **ret,
-			    sd_bus_error *error)
-{
-	const StoredRun *run;
-	const char *id;
-	uid_t uid;
-	int r;
-
-	r = sd_bus_message_read(msg, "s", &id);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
 	if (r < 0)
 		return r;
-	r = access_sender_uid(msg, &uid);
-	if (r < 0)
-		return r;
-	run = run_store_get(m->runs, id);
-	if (!run || access_check_owner(uid, run->owner) < 0)
-		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_RUN, "no run '%s'", id);
-	*ret = run;
-	return 0;
-}
-
-static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	const StoredRun *run;
-	int r;
-
-	r = read_visible_run(userdata, msg, &run, error);
-	if (r < 0)
-		return r;
-	return sd_bus_reply_method_return(msg, "s", run->json);
-}
-
-static uint64_t now_realtime_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
-typedef struct SubmitReply {
-	sd_bus_message *message;
-	char *run_id;
-} SubmitReply;
-
-/* The record is on disk: only now does the client hear it was stored. */
-static void submit_run_saved(int error, void *userdata)
-{
-	SubmitReply *s = userdata;
-
-	if (error < 0)
-		sd_bus_reply_method_errnof(s->message, error, "cannot save run '%s': %s", s->run_id,
-					   strerror(-error));
-	else
-		sd_bus_reply_method_return(s->message, "s", s->run_id);
-	sd_bus_message_unref(s->message);
-	free(s->run_id);
-	free(s);
-}
-
-static int method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	_cleanup_run_profile_ RunProfile *p = NULL;
-	_cleanup_free_ char *why = NULL;
-	Manager *m = userdata;
-	SubmitReply *reply;
-	const char *json;
-	size_t len;
-	uid_t uid;
-	int r;
-
-	r = sd_bus_message_read(msg, "s", &json);
-	if (r < 0)
-		return r;
-	len = strlen(json);
-	if (len > m->config.max_record_bytes)
-		return sd_bus_error_setf(error, PROFD_ERROR_INVALID_RECORD,
-					 "record is %zu bytes, more than the limit of %" PRIu64
-					 " (MaxRecordBytes)", len, m->config.max_record_bytes);
-	r = record_parse(json, len, &p, &why);
-	if (r == -EINVAL)
-		return sd_bus_error_setf(error, PROFD_ERROR_INVALID_RECORD, "%s",
-					 why ?: "not a keyhog-profile-v1 record");
-	if (r < 0)
-		return r;
-	r = access_sender_uid(msg, &uid);
-	if (r < 0)
-		return r;
-	reply = calloc(1, sizeof(*reply));
-	if (!reply || !(reply->run_id = strdup(p->identity.run_id))) {
-		free(reply);
-		return -ENOMEM;
-	}
-	reply->message = sd_bus_message_ref(msg);
-	r = run_store_put(m->runs, p, uid, now_realtime_usec(), NULL, submit_run_saved, reply);
-	if (r < 0) {
-		sd_bus_message_unref(reply->message);
-		free(reply->run_id);
-		free(reply);
-	}
-	if (r == -EPERM)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "run id '%s' belongs to another user", p->identity.run_id);
-	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "cannot store run '%s': %s",
-					       p->identity.run_id, strerror(-r));
-	manager_update_status(m);
-	return 1; /* submit_run_saved() replies */
-}
-
-static int method_delete_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	Manager *m = userdata;
-	const StoredRun *run;
-	int r;
-
-	r = read_visible_run(m, msg, &run, error);
-	if (r < 0)
-		return r;
-	r = run_store_delete(m->runs, run->run_id);
-	if (r < 0)
-		return r;
-	manager_update_status(m);
-	return sd_bus_reply_method_return(msg, NULL);
+	return sd_bus_send(NULL, reply, NULL);
 }
 
 static int property_get(sd_bus *bus, const char *path, const char *interface,
@@ -652,21 +914,53 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_METHOD_WITH_ARGS("ListSessions", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sous)", sessions),
 				method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("ListRuns", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sssstt)", runs),
-				method_list_runs, SD_BUS_VTABLE_UNPRIVILEGED),
+				manager_method_list_runs, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ListRunsRange", SD_BUS_ARGS("t", offset, "u", count),
+				SD_BUS_RESULT("a(sssstt)", runs, "t", total), manager_method_list_runs_range,
+				SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetRun", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", json),
-				method_get_run, SD_BUS_VTABLE_UNPRIVILEGED),
+				manager_method_get_run, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("SubmitRun", SD_BUS_ARGS("s", json), SD_BUS_RESULT("s", run_id),
-				method_submit_run, SD_BUS_VTABLE_UNPRIVILEGED),
+				manager_method_submit_run, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("DeleteRun", SD_BUS_ARGS("s", run_id), SD_BUS_NO_RESULT,
-				method_delete_run, SD_BUS_VTABLE_UNPRIVILEGED),
+				manager_method_delete_run, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("BeginRun", SD_BUS_ARGS("a{sv}", options),
+				SD_BUS_RESULT("s", run_id, "o", session, "h", ring),
+				manager_method_begin_run, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("FinishRun", SD_BUS_ARGS("s", run_id, "s", record_json),
+				SD_BUS_NO_RESULT, manager_method_finish_run,
+				SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_VTABLE_END
 };
+
+/* Longest object path profd answers for: session paths are far shorter. */
+#define OBJECT_PATH_MAX 256
+
+/*
+ * Before any handler: refuse calls to absurdly long object paths, since
+ * sd-bus's own "Unknown object" error quotes the path, and a reply larger
+ * than the bus's message limit would cost profd its connection.
+ */
+static int filter_long_paths(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	const char *path = sd_bus_message_get_path(msg);
+
+	if (!sd_bus_message_is_method_call(msg, NULL, NULL) || !path ||
+	    strlen(path) <= OBJECT_PATH_MAX)
+		return 0;
+	sd_bus_reply_method_errorf(msg, SD_BUS_ERROR_UNKNOWN_OBJECT,
+				   "object path of %zu bytes: no such object", strlen(path));
+	return 1;
+}
 
 int manager_connect_bus(Manager *m, sd_bus *bus)
 {
 	int r;
 
 	m->bus = sd_bus_ref(bus);
+	r = sd_bus_add_filter(bus, NULL, filter_long_paths, m);
+	if (r < 0)
+		return r;
 	r = sd_bus_add_object_vtable(bus, NULL, PROFD_MANAGER_PATH, PROFD_MANAGER_INTERFACE,
 				     manager_vtable, m);
 	if (r < 0)

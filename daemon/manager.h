@@ -12,9 +12,14 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "budget.h"
 #include "config.h"
+#include "export-stream.h"
+#include "kernel-table.h"
 #include "run-store.h"
 #include "symbol-cache.h"
+#include "symbol-store.h"
+#include "unwinder-pool.h"
 #include "worker-pool.h"
 
 #define PROFD_BUS_NAME "org.profd.Profiler1"
@@ -24,18 +29,27 @@
 #define PROFD_SESSION_INTERFACE "org.profd.Profiler1.Session"
 
 typedef struct Session Session;
+typedef struct SessionRequest SessionRequest;
 
 typedef struct Manager {
 	sd_event *event;
 	sd_bus *bus;
 	Config config;
-	char *state_dir;
+	char *state_dir;    /* for messages; files are reached through the fds below */
 	char *sessions_dir;
+	int state_fd;       /* the state directory, checked to be profd's own */
+	int sessions_fd;    /* its sessions/ */
 	RunStore *runs;
 	WorkerPool *workers;        /* finishing sessions: exports and run records */
-	WorkerPool *export_workers; /* Export reads, ExportToFd into files: delay no session */
-	SymbolCache *symbols; /* names by build-id and address, shared by all sessions */
+	WorkerPool *export_workers; /* Export reads, record parsing and reading: delay no session */
+	SymbolCache *symbols; /* names and unwind tables by file identity, shared by all sessions */
+	SymbolStore *symbol_store; /* the same on disk: state/symbols/ */
+	KernelTable *kernel_table; /* /proc/kallsyms read once, at start (prefetched) */
+	UnwinderPool *unwinders; /* the sandboxed unwinders, one per caller uid */
 	uint32_t max_hz;           /* the config's, lowered to the kernel's limit */
+	Budget *fds;      /* descriptors of sampling sessions and export streams, per uid */
+	Budget *requests; /* SubmitRun/GetRun/Export/ExportToFd in progress, per uid */
+	ExportServer *exports; /* Export and ExportToFd in progress */
 
 	Session **sessions; /* oldest first */
 	size_t n_sessions, n_allocated;
@@ -59,6 +73,45 @@ Session *manager_find_session(Manager *m, const char *id);
 unsigned manager_count_busy_sessions(Manager *m, uid_t uid);
 /* Drop finished sessions beyond the cap, oldest first. */
 void manager_trim_finished_sessions(Manager *m);
+
+/* A session closed its perf events: return its share of the fd budget (idempotent). */
+void manager_release_session_fds(Manager *m, Session *s);
+
+/*
+ * A request that holds memory or descriptors until it is answered (SubmitRun,
+ * GetRun, Export, ExportToFd): 0 and the sender's uid, or an error set in
+ * 'error' (LimitsExceeded) when the sender or everyone has too many in progress.
+ * Each success is paired with manager_request_end().
+ */
+int manager_request_begin(Manager *m, sd_bus_message *msg, uid_t *ret_uid, sd_bus_error *error);
+void manager_request_end(Manager *m, uid_t uid);
+
+/* An a{sv} option's value of D-Bus type 'type' into 'ret' (InvalidArgs naming 'key' for another type). */
+int manager_read_option(sd_bus_message *msg, const char *key, char type, void *ret,
+			sd_bus_error *error);
+/*
+ * StartSession's options, one at a time: 1 when 'key' is one of them (its
+ * value read into 'req', *kernel set to 0 or 1 for "kernel"), 0 when it is not.
+ */
+int manager_read_session_option(sd_bus_message *msg, const char *key, SessionRequest *req,
+				int *kernel, sd_bus_error *error);
+/* StartSession's option names, for messages. */
+#define MANAGER_SESSION_OPTIONS \
+	"backend, event, kernel, stack_bytes, ring_capacity, workload_class, stop_on_disconnect"
+/* One option of an a{sv}: 1 when 'key' is one (its value read), 0 when it is not, or an error. */
+typedef int (*ManagerOptionFn)(sd_bus_message *msg, const char *key, void *userdata,
+			       sd_bus_error *error);
+/* Read an a{sv} of options through 'fn'; a key it does not know is InvalidArgs listing 'known'. */
+int manager_parse_options(sd_bus_message *msg, ManagerOptionFn fn, void *userdata, const char *known,
+			  sd_bus_error *error);
+int manager_validate_session_request(const SessionRequest *req, sd_bus_error *error);
+/*
+ * Start a session of process req->pid for the sender of 'msg': check its
+ * access and the limits (kernel: -1 or the "kernel" option), charge its
+ * descriptors, start it. Errors are set in 'error'.
+ */
+int manager_start_session(Manager *m, sd_bus_message *msg, SessionRequest *req, int kernel,
+			  Session **ret, sd_bus_error *error);
 
 /* Begin an orderly exit: stop sampling, exit once nothing is busy. */
 void manager_begin_stop(Manager *m);

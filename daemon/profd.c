@@ -6,11 +6,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -18,6 +18,7 @@
 #include "bus-errors.h"
 #include "cleanup.h"
 #include "config.h"
+#include "fd-limit.h"
 #include "log.h"
 #include "manager.h"
 
@@ -196,30 +197,13 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
 	return 0;
 }
 
-/* A session holds one perf event per thread and CPU: lift the soft fd limit to the hard one. */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
-		log_warning("cannot read the open file limit: %s", strerror(errno));
-		return;
-	}
-	if (rl.rlim_cur == rl.rlim_max)
-		return;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		log_warning("cannot raise the open file limit to %llu: %s",
-			    (unsigned long long)rl.rlim_max, strerror(errno));
-}
-
 static int run(int argc, char **argv)
 {
 	_cleanup_(manager_freep) Manager *m = NULL;
+	_cleanup_(config_done) Config config = {};
+	_cleanup_(sd_event_unrefp) sd_event *event = NULL;
+	_cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
 	Arguments args = {};
-	Config config;
-	sd_event *event = NULL;
-	sd_bus *bus = NULL;
 	sigset_t mask;
 	int r;
 
@@ -231,12 +215,12 @@ static int run(int argc, char **argv)
 
 	config_init(&config);
 	r = load_config(&args, &config);
-	if (r < 0) {
-		config_done(&config);
+	if (r < 0)
 		return 1;
-	}
 
-	raise_fd_limit();
+	r = raise_fd_limit();
+	if (r < 0)
+		log_warning("cannot raise the open file limit: %s", strerror(-r));
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -246,13 +230,10 @@ static int run(int argc, char **argv)
 
 	r = sd_event_default(&event);
 	if (r < 0) {
-		config_done(&config);
 		log_error("cannot create the event loop: %s", strerror(-r));
 		return 1;
 	}
-	r = manager_new(event, &config, &m);
-	sd_event_unref(event); /* the manager holds it */
-	config_done(&config);
+	r = manager_new(event, &config, &m); /* it takes its own reference to the loop */
 	if (r < 0)
 		return 1;
 	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
@@ -274,8 +255,7 @@ static int run(int argc, char **argv)
 				  args.bus == BUS_USER ? "user" : "system", strerror(-r));
 		return 1;
 	}
-	r = manager_connect_bus(m, bus);
-	sd_bus_unref(bus); /* the manager holds it */
+	r = manager_connect_bus(m, bus); /* it takes its own reference to the bus */
 	if (r < 0) {
 		log_error("cannot register %s on the bus: %s", PROFD_BUS_NAME, strerror(-r));
 		return 1;
@@ -297,5 +277,11 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	/*
+	 * Records and replies of megabytes come and go with every caller: keep
+	 * them in their own mappings, returned on free, instead of letting
+	 * glibc's rising threshold park them in the heaps of the worker threads.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	return run(argc, argv);
 }

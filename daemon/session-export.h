@@ -2,26 +2,29 @@
 #pragma once
 
 /*
- * A finished session's exports live as files in its directory, one per
- * format, written once on a worker thread; Export and ExportToFd then only
- * copy a file, also on a worker thread, so a large profile or a slow reader
- * never holds up the bus.
+ * Export and ExportToFd of a finished session. metrics and record were
+ * written when the session finished; a profile format (folded, pprof,
+ * firefox, speedscope, svg) is made from the session's compact profile file
+ * the first time it is asked for, on an export thread, and kept beside it.
+ * The file is then served by export-stream.c, so no client holds up another.
  */
 
 #include <systemd/sd-bus.h>
 
 #include "export.h"
-#include "session.h"
+#include "manager.h"
 
-/* WorkFn: write every export and the run record of a session in 'resolving'. */
-void session_write_exports(void *session);
-
-/* Delete the session's directory and files. */
-void session_remove_files(Session *s);
+typedef struct ExportRequest {
+	int dir_fd;                /* the session's directory (or a negative errno); taken over */
+	const char *session_id;    /* for messages */
+	const char *session_error; /* why it has no profile, if it failed; NULL otherwise */
+	ExportFormat format;
+	int out_fd;                /* ExportToFd's descriptor, taken over; -1 for Export */
+} ExportRequest;
 
 /*
- * Answer 'm' with the export file of 'format' of session 's': as "ay" bounded
- * by the configured size (fd < 0), or copied into fd (taken over).
+ * Answer 'msg' with the export 'req' names. Returns 1 (the reply comes later)
+ * or a negative errno with 'error' set. The descriptors are taken either way.
  */
-int session_export_reply(Session *s, sd_bus_message *m, ExportFormat format, int fd,
+int session_export_reply(Manager *m, sd_bus_message *msg, const ExportRequest *req,
 			 sd_bus_error *error);

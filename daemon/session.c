@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,41 +10,22 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "access.h"
+#include "atomic-file.h"
 #include "bus-errors.h"
 #include "cleanup.h"
+#include "export.h"
+#include "live-run.h"
 #include "log.h"
-#include "session-export.h"
-#include "session-identity.h"
+#include "session-file.h"
+#include "session-finish.h"
+#include "session-run.h"
+#include "session-target.h"
 #include "session.h"
-#include "stack-resolver.h"
-
-static const char *const session_state_names[_SESSION_STATE_MAX] = {
-	[SESSION_SAMPLING] = "sampling",
-	[SESSION_RESOLVING] = "resolving",
-	[SESSION_COMPLETED] = "completed",
-	[SESSION_FAILED] = "failed",
-};
-
-const char *session_state_to_string(SessionState s)
-{
-	return s >= 0 && s < _SESSION_STATE_MAX ? session_state_names[s] : NULL;
-}
-
-int session_state_from_string(const char *s)
-{
-	for (int i = 0; i < _SESSION_STATE_MAX; i++)
-		if (strcmp(s, session_state_names[i]) == 0)
-			return i;
-	return -EINVAL;
-}
+#include "time-util.h"
 
 static uint64_t now_usec(clockid_t clock)
 {
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+	return clock_nanos(clock) / 1000;
 }
 
 bool session_is_busy(const Session *s)
@@ -54,21 +37,25 @@ Session *session_free(Session *s)
 {
 	if (!s)
 		return NULL;
-	sd_event_source_disable_unref(s->io_source);
-	sd_event_source_disable_unref(s->timer_source);
-	sd_bus_track_unref(s->client);
-	sampling_session_free(s->sampling);
-	stack_resolver_free(s->resolver);
+	sd_event_source_disable_unref(s->done_source);
+	sd_bus_track_unref(s->disconnect);
+	/* the unwinder's attachment names the collector: it goes first */
+	if (s->unwinder)
+		unwinder_pool_detach(s->manager->unwinders, s->unwinder);
+	collector_free(s->collector);
+	live_run_free(s->live);
+	safe_close(s->unwound_fd);
+	free(s->unwind_error);
+	/* the collector's threads are joined: nothing reads the check or the target any more */
+	free(s->check);
+	sampling_target_free(s->sampling_target);
+	manager_release_session_fds(s->manager, s);
 	run_recorder_free(s->recorder);
-	profile_free(s->profile);
-	run_profile_free(s->record);
 	safe_close(s->pidfd);
+	session_properties_done(&s->props);
 	free(s->path);
 	free(s->dir);
-	free(s->backend);
-	free(s->event);
-	free(s->run_id);
-	free(s->error);
+	free(s->client_name);
 	free(s->metrics_json);
 	free(s);
 	return NULL;
@@ -79,22 +66,24 @@ void session_freep(Session **s)
 	session_free(*s);
 }
 
-/* A new, empty session object with a fresh id. */
-static int session_new(Manager *m, uid_t owner, pid_t pid, Session **ret)
+/* An empty session object named 'id' (a fresh one when NULL). */
+static int session_new(Manager *m, const char *id, Session **ret)
 {
-	_cleanup_(session_freep) Session *s = NULL;
+	_cleanup_(session_freep) Session *s = calloc(1, sizeof(*s));
 	uint64_t rnd;
 
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->manager = m;
-	s->owner = owner;
-	s->pid = pid;
 	s->pidfd = -1;
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return negative_errno();
-	snprintf(s->id, sizeof(s->id), "%016" PRIx64, rnd);
+	s->unwound_fd = -1;
+	if (id)
+		snprintf(s->id, sizeof(s->id), "%s", id);
+	else {
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return negative_errno();
+		snprintf(s->id, sizeof(s->id), "%016" PRIx64, rnd);
+	}
 	if (asprintf(&s->path, PROFD_SESSION_PREFIX "/%s", s->id) < 0 ||
 	    asprintf(&s->dir, "%s/%s", m->sessions_dir, s->id) < 0)
 		return -ENOMEM;
@@ -102,57 +91,81 @@ static int session_new(Manager *m, uid_t owner, pid_t pid, Session **ret)
 	return 0;
 }
 
-/* Copy the engine's metrics, keeping what the daemon itself clamped. */
-static int session_snapshot_metrics(Session *s)
+int session_open_dir(const Session *s)
+{
+	return open_private_dir(s->manager->sessions_fd, s->id, 0);
+}
+
+int session_make_dir(const Session *s)
+{
+	return open_private_dir(s->manager->sessions_fd, s->id, 0700);
+}
+
+/* The properties file, in a directory made for it if needed (its failure tells the real cause). */
+static int session_save(Session *s)
+{
+	_cleanup_close_ int dir_fd = session_make_dir(s);
+
+	if (dir_fd < 0)
+		return dir_fd;
+	return session_file_write(dir_fd, &s->props);
+}
+
+/* The engine's metrics into the session's, keeping what the daemon itself clamped. */
+static int session_take_metrics(Session *s, const SamplingMetrics *sm)
+{
+	int r;
+
+	/* the strings become the session's own: the engine's are static, but a snapshot is ours */
+	r = session_properties_set_string(&s->backend, sm->backend);
+	if (r >= 0)
+		r = session_properties_set_string(&s->event, sm->event);
+	if (r < 0)
+		return r;
+	s->metrics = *sm;
+	s->metrics.clamped = sm->clamped || s->hz_clamped;
+	s->metrics.requested_hz = s->requested_hz;
+	s->metrics.backend = s->backend;
+	s->metrics.event = s->event;
+	/* the engine's target text goes with it; a unit is the session's to name */
+	s->metrics.target = s->target;
+
+	s->hz = sm->hz;
+	s->effective_duration_nanos = sm->effective_duration_nanos;
+	s->duration_nanos = sm->duration_nanos;
+	s->clamped = s->metrics.clamped;
+	s->buffer_full = sm->buffer_full;
+	s->samples_captured = sm->samples_captured;
+	s->samples_dropped = sm->samples_dropped;
+	s->threads_seen = (uint32_t)sm->threads_seen;
+	s->threads_at_start = (uint32_t)sm->threads_at_start;
+	session_properties_update_duration(&s->props);
+	return 0;
+}
+
+void session_refresh(Session *s)
 {
 	SamplingMetrics sm;
-	char *backend, *event;
 
-	sampling_session_get_metrics(s->sampling, &sm);
-	backend = strdup(sm.backend ?: "");
-	event = strdup(sm.event ?: "");
-	if (!backend || !event) {
-		free(backend);
-		free(event);
-		return -ENOMEM;
-	}
-	free(s->backend);
-	free(s->event);
-	s->backend = backend;
-	s->event = event;
-	sm.clamped = sm.clamped || s->hz_clamped;
-	sm.requested_hz = s->requested_hz;
-	sm.backend = s->backend;
-	sm.event = s->event;
-	/* end_reason and pause_nanos_method are static strings of the engine */
-	s->metrics = sm;
-	return 0;
+	if (s->state != SESSION_SAMPLING || !s->collector)
+		return;
+	collector_get_metrics(s->collector, &sm);
+	(void)session_take_metrics(s, &sm);
 }
 
 int session_format_live_metrics(Session *s, char **ret)
 {
-	int r;
-
-	if (s->state != SESSION_SAMPLING || !s->sampling)
+	if (s->state != SESSION_SAMPLING || !s->collector)
 		return s->metrics_json ? (*ret = strdup(s->metrics_json)) ? 0 : -ENOMEM : -ENODATA;
-	r = session_snapshot_metrics(s);
-	if (r < 0)
-		return r;
+	session_refresh(s);
 	return sampling_metrics_format_json(&s->metrics, ret);
 }
 
-static void session_emit_changed(Session *s)
+static void session_set_state(Session *s, SessionState state)
 {
-	sd_bus *bus = s->manager->bus;
-	int r;
-
-	if (!bus)
-		return;
-	/* only properties flagged EMITS_CHANGE may be named here (sd-bus refuses others) */
-	r = sd_bus_emit_properties_changed(bus, s->path, PROFD_SESSION_INTERFACE, "State",
-					       "DurationUSec", "BufferFull", "RunId", "Error", NULL);
-	if (r < 0)
-		log_warning("cannot announce the state of session %s: %s", s->id, strerror(-r));
+	s->state = state;
+	session_properties_update_duration(&s->props);
+	session_emit_changed(s);
 }
 
 static void session_run_saved(int error, void *userdata)
@@ -161,41 +174,46 @@ static void session_run_saved(int error, void *userdata)
 		log_error("cannot save a session's run record: %s", strerror(-error));
 }
 
-static void session_resolve_done(void *userdata)
+/* resolving -> completed | failed, on the loop: take the job's results back. */
+static void session_finished(void *userdata)
 {
-	Session *s = userdata;
-	Manager *m = s->manager;
+	_cleanup_(finish_job_freep) FinishJob *j = userdata;
+	Session *s = NULL;
+	Manager *m;
 	int r;
 
-	if (s->record) {
+	/* the job names its session by id: it may have been released meanwhile */
+	m = j->userdata;
+	s = manager_find_session(m, j->props.id);
+	if (j->record) {
 		const StoredRun *run;
 
-		r = run_store_put(m->runs, s->record, s->owner, now_usec(CLOCK_REALTIME), &run,
-				  session_run_saved, NULL);
+		r = j->live ? live_finish_store(j->live, m->runs, j->record, j->props.owner,
+						now_usec(CLOCK_REALTIME), &run)
+			    : run_store_put(m->runs, j->record, j->props.owner, now_usec(CLOCK_REALTIME),
+					    &run, session_run_saved, NULL);
 		if (r < 0)
-			log_error("cannot store the run record of session %s: %s", s->id, strerror(-r));
-		else if (!(s->run_id = strdup(run->run_id)))
-			log_error("cannot store the run record of session %s: %s", s->id,
+			log_error("cannot store the run record of session %s: %s", j->props.id,
+				  strerror(-r));
+		else if (s && session_properties_set_string(&s->run_id, run->run_id) < 0)
+			log_error("cannot store the run record of session %s: %s", j->props.id,
 				  strerror(ENOMEM));
 	}
-	s->record = run_profile_free(s->record);
-	s->profile = profile_free(s->profile);
-	if (s->resolve_error < 0 && !s->error &&
-	    asprintf(&s->error, "cannot write the exports to '%s': %s", s->dir,
-		     strerror(-s->resolve_error)) < 0)
+	if (!s)
+		return;
+	if (j->error < 0 && !s->error &&
+	    asprintf(&s->error, "cannot write the session's files to '%s': %s", s->dir,
+		     strerror(-j->error)) < 0)
 		s->error = NULL;
-	s->state = s->error ? SESSION_FAILED : SESSION_COMPLETED;
-	/* the worker saved the properties, unless it failed on the way */
-	if (s->resolve_error < 0 && (r = session_save(s)) < 0)
+	/* the job saved the properties, unless it failed on the way */
+	if (j->error < 0 && (r = session_save(s)) < 0)
 		log_error("cannot save session %s in '%s': %s", s->id, s->dir, strerror(-r));
 	log_info("session %s of pid %d %s: %" PRIu64 " samples, %" PRIu64 " dropped%s%s", s->id,
-		 (int)s->pid, session_state_to_string(s->state), s->metrics.samples_captured,
-		 s->metrics.samples_dropped, s->error ? ", " : "", s->error ?: "");
+		 (int)s->pid, s->error ? "failed" : "completed", s->samples_captured,
+		 s->samples_dropped, s->error ? ", " : "", s->error ?: "");
 
-	session_emit_changed(s);
-	if (m->bus)
-		sd_bus_emit_signal(m->bus, s->path, PROFD_SESSION_INTERFACE, "Finished", "s",
-				   session_state_to_string(s->state));
+	session_set_state(s, s->error ? SESSION_FAILED : SESSION_COMPLETED);
+	session_emit_finished(s);
 	if (s->release_when_finished)
 		session_release(s);
 	manager_trim_finished_sessions(m);
@@ -203,70 +221,118 @@ static void session_resolve_done(void *userdata)
 	manager_update_status(m);
 }
 
-/* The window ended (error: why sampling failed, or 0): hand the profile to a worker. */
+/* A job owning everything the end of the session needs (see session-finish.h). */
+static int session_new_finish_job(Session *s, Profile *profile, FinishJob **ret)
+{
+	_cleanup_(finish_job_freep) FinishJob *j = calloc(1, sizeof(*j));
+	int r;
+
+	if (!j) {
+		profile_free(profile);
+		return -ENOMEM;
+	}
+	j->userdata = s->manager;
+	j->profile = profile;
+	j->dir_fd = session_make_dir(s);
+	if (s->metrics_json && !(j->metrics_json = strdup(s->metrics_json)))
+		return -ENOMEM;
+	r = session_properties_copy(&s->props, &j->props);
+	if (r < 0)
+		return r;
+	j->recorder = TAKE_PTR(s->recorder);
+	if (s->live) {
+		r = live_run_hand_over(s->live, &s->metrics, &j->live);
+		if (r < 0)
+			return r;
+	}
+	j->unwound_fd = TAKE_FD(s->unwound_fd);
+	j->samples_given = s->metrics.samples_captured;
+	j->kernel = s->kernel;
+	j->start_unix_nanos = s->metrics.start_unix_nanos;
+	j->period_nanos = s->metrics.period_nanos;
+	j->duration_nanos = s->metrics.duration_nanos;
+	*ret = TAKE_PTR(j);
+	return 0;
+}
+
+/* sampling -> resolving (error: why sampling failed, or 0): hand the end to a worker. */
 static void session_finish(Session *s, int error)
 {
 	Manager *m = s->manager;
+	_cleanup_profile_ Profile *profile = NULL;
+	SamplingMetrics sm;
+	FinishJob *j = NULL;
 	int r;
 
-	s->io_source = sd_event_source_disable_unref(s->io_source);
-	s->timer_source = sd_event_source_disable_unref(s->timer_source);
-	s->client = sd_bus_track_unref(s->client);
-	r = session_snapshot_metrics(s);
+	s->done_source = sd_event_source_disable_unref(s->done_source);
+	s->disconnect = sd_bus_track_unref(s->disconnect);
+	collector_get_metrics(s->collector, &sm);
+	r = session_take_metrics(s, &sm);
 	if (r == 0)
 		r = sampling_metrics_format_json(&s->metrics, &s->metrics_json);
 	if (r < 0 && error == 0)
 		error = r;
-	if (error < 0 && asprintf(&s->error, "sampling failed: %s", strerror(-error)) < 0)
+	if (error < 0 && s->unwind_error)
+		s->error = TAKE_PTR(s->unwind_error);
+	else if (error < 0 && asprintf(&s->error, "sampling failed: %s", strerror(-error)) < 0)
 		s->error = NULL;
-	if (sampling_session_is_finished(s->sampling))
-		s->profile = sampling_session_steal_profile(s->sampling);
-	s->sampling = sampling_session_free(s->sampling); /* the perf fds and rings go now */
+	profile = collector_steal_profile(s->collector);
+	(void)session_run_resolving(s->recorder, &s->metrics,
+				    collector_cache_state(s->collector) ?: "cold");
+	s->collector = collector_free(s->collector); /* its threads ended; the rings and backlog go now */
+	/* what its threads freed stays in their arenas otherwise: a daemon that lives for months
+	 * would keep the peak of every session (bench-long-life: 185 -> 55-77 MiB) */
+	malloc_trim(0);
+	free(s->check); /* the collector that read it is gone */
+	s->check = NULL;
+	manager_release_session_fds(m, s);
 	s->pidfd = safe_close(s->pidfd);
 
-	run_recorder_transition(s->recorder, RUN_STATE_RESOLVING);
-	run_recorder_set_input(s->recorder, s->metrics.ring_bytes, s->metrics.samples_captured);
-	r = cache_state_from_string(stack_resolver_cache_state(s->resolver));
-	if (r >= 0)
-		run_recorder_identity(s->recorder)->cache_state = r;
-	s->resolver = stack_resolver_free(s->resolver);
-
-	s->state = SESSION_RESOLVING;
-	session_emit_changed(s);
-
-	r = worker_pool_submit(m->workers, session_write_exports, session_resolve_done, s);
-	if (r < 0) {
-		/* no thread to do it: do it here rather than lose the session */
-		session_write_exports(s);
-		session_resolve_done(s);
-	}
-}
-
-static void session_process(Session *s)
-{
-	int r = sampling_session_process(s->sampling);
-
-	if (r > 0)
+	session_set_state(s, SESSION_RESOLVING);
+	r = session_new_finish_job(s, TAKE_PTR(profile), &j);
+	if (r >= 0) {
+		r = worker_pool_submit(m->workers, finish_job_work, session_finished, j);
+		if (r < 0) {
+			/* no thread to do it: do it here rather than lose the session */
+			finish_job_work(j);
+			session_finished(j);
+		}
 		return;
-	session_finish(s, r);
+	}
+	log_error("cannot finish session %s: %s", s->id, strerror(-r));
+	if (!s->error && asprintf(&s->error, "cannot finish: %s", strerror(-r)) < 0)
+		s->error = NULL;
+	session_set_state(s, SESSION_FAILED);
+	session_emit_finished(s);
+	manager_check_idle(m);
+	manager_update_status(m);
 }
 
-static int on_session_io(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+/* UnwinderDoneFn: the unwinder ended this session; the collector knows already. */
+static void session_unwound(void *userdata, int profile_fd, int error, const char *why)
 {
-	session_process(userdata);
-	return 0;
+	Session *s = userdata;
+
+	s->unwinder = 0;
+	s->unwound_fd = profile_fd;
+	if (error < 0 && asprintf(&s->unwind_error, "unwinding failed: the unwinder of uid %u %s",
+				  (unsigned)s->owner, why ?: strerror(-error)) < 0)
+		s->unwind_error = NULL;
 }
 
-static int on_session_deadline(sd_event_source *source, uint64_t usec, void *userdata)
+static int on_collector_done(sd_event_source *source, int fd, uint32_t revents, void *userdata)
 {
-	session_process(userdata);
+	Session *s = userdata;
+
+	/* its threads are done: this only joins them */
+	session_finish(s, collector_wait(s->collector));
 	return 0;
 }
 
 void session_stop(Session *s)
 {
-	if (s->state == SESSION_SAMPLING && s->sampling)
-		sampling_session_stop(s->sampling);
+	if (s->state == SESSION_SAMPLING && s->collector)
+		collector_stop(s->collector);
 }
 
 static int on_client_gone(sd_bus_track *track, void *userdata)
@@ -274,7 +340,7 @@ static int on_client_gone(sd_bus_track *track, void *userdata)
 	Session *s = userdata;
 
 	log_info("session %s: the client that started it left the bus; stopping it", s->id);
-	s->client = sd_bus_track_unref(s->client);
+	s->disconnect = sd_bus_track_unref(s->disconnect);
 	session_stop(s);
 	return 0;
 }
@@ -283,10 +349,19 @@ int session_stop_on_disconnect(Session *s, sd_bus_message *m)
 {
 	int r;
 
-	r = sd_bus_track_new(sd_bus_message_get_bus(m), &s->client, on_client_gone, s);
+	r = sd_bus_track_new(sd_bus_message_get_bus(m), &s->disconnect, on_client_gone, s);
 	if (r < 0)
 		return r;
-	return sd_bus_track_add_sender(s->client, m);
+	return sd_bus_track_add_sender(s->disconnect, m);
+}
+
+/* CollectorCheckFn, on the drain thread: only a change of credentials ends the session. */
+static int session_check_target(void *userdata)
+{
+	const SessionCheck *c = userdata;
+
+	/* a target that is gone ends the session by itself, with all it sampled */
+	return access_recheck_target(&c->caller, c->pid) == -EPERM ? -EPERM : 0;
 }
 
 static int session_error_from_engine(int r, const SessionRequest *req, sd_bus_error *error)
@@ -308,6 +383,11 @@ static int session_error_from_engine(int r, const SessionRequest *req, sd_bus_er
 	case -EINVAL:
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 					 "the sampling engine refused the request: %s", strerror(-r));
+	case -EMFILE:
+		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+					 "process %d started threads while its events were opened and "
+					 "needs more than the %" PRIu32 " perf events it was granted; "
+					 "try again", (int)req->pid, req->max_events);
 	case -EPERM:
 	case -EACCES:
 		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
@@ -319,110 +399,195 @@ static int session_error_from_engine(int r, const SessionRequest *req, sd_bus_er
 	}
 }
 
-int session_start(Manager *m, uid_t owner, const SessionRequest *req, const char *comm, int pidfd,
-		  Session **ret, sd_bus_error *error)
+/* What the engine is asked for: the request within the daemon's limits. */
+static SamplingOptions session_sampling_options(const Manager *m, const SessionRequest *req)
 {
-	_cleanup_(session_freep) Session *s = NULL;
-	RunIdentity identity = {};
-	StackResolverOptions ro = { .kernel = req->kernel, .cache = m->symbols };
-	SamplingOptions opts;
-	uint64_t deadline;
-	int r;
+	/* the default hz stays within MaxHz too */
+	uint32_t hz = req->hz ? req->hz : SAMPLING_DEFAULT_HZ;
 
-	r = session_new(m, owner, req->pid, &s);
-	if (r < 0) {
-		safe_close(pidfd);
-		return sd_bus_error_set_errnof(error, r, "cannot create a session: %s", strerror(-r));
-	}
-	s->pidfd = pidfd;
-	s->created_usec = now_usec(CLOCK_REALTIME);
-	s->requested_hz = req->hz;
-	s->hz_clamped = req->hz > m->max_hz;
-	s->requested_duration_usec = req->duration_usec;
-
-	opts = (SamplingOptions){
-		.hz = req->hz > m->max_hz ? m->max_hz : req->hz,
+	return (SamplingOptions){
+		.hz = hz > m->max_hz ? m->max_hz : hz,
 		/* saturate: a huge request is clamped by the engine, and reported so */
 		.duration_nanos = req->duration_usec > UINT64_MAX / 1000 ? UINT64_MAX
 									 : req->duration_usec * 1000,
-		.max_duration_nanos = m->config.max_duration_usec * 1000,
+		.max_duration_nanos = (req->max_duration_usec ?: m->config.max_duration_usec) * 1000,
 		.backend = req->backend,
 		.event = req->event,
 		.exclude_kernel = !req->kernel,
 		.stack_bytes = req->stack_bytes,
 		.ring_capacity = req->ring_capacity,
 		.ring_capacity_limit = m->config.max_ring_capacity,
+		.max_events = req->max_events,
 	};
-	r = stack_unwind_mode_from_backend(req->backend, &ro.mode);
-	if (r < 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "unknown backend '%s'",
-					 req->backend);
-	r = stack_resolver_new(&ro, &s->resolver);
-	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "cannot set up unwinding: %s", strerror(-r));
-	opts.resolve = stack_resolver_resolve;
-	opts.resolve_userdata = s->resolver;
+}
 
-	r = session_identity_new(req, comm, opts.hz, req->duration_usec, &identity);
-	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "cannot create a run record: %s",
-					       strerror(-r));
-	identity.daemon_state = DAEMON_STATE_WORKER;
-	r = run_recorder_new(req->pid, &identity, &s->recorder);
-	run_identity_done(&identity);
-	if (r < 0)
-		return r == -ESRCH ? sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS,
-						       "process %d exited", (int)req->pid)
-				   : sd_bus_error_set_errnof(error, r, "cannot record a run: %s",
-							     strerror(-r));
-	run_recorder_transition(s->recorder, RUN_STATE_ACQUIRING);
+static int session_open_collector(Session *s, const CallerCreds *caller, const SessionRequest *req,
+				  const SamplingOptions *sampling, sd_bus_error *error)
+{
+	Manager *m = s->manager;
+	/*
+	 * bpf, and the stacks of many processes (the unwinder takes one), are named
+	 * inside profd: only for root until they go to the unwinder too
+	 */
+	bool bpf = sampling->backend && strcmp(sampling->backend, "bpf") == 0;
+	bool in_profd = bpf || s->sampling_target;
+	CollectorOptions o = {
+		.sampling = *sampling,
+		.max_backlog_bytes = m->config.max_backlog_bytes,
+		.kernel_table = m->kernel_table,
+		/* nothing the caller controls is parsed here: the owner's unwinder does it */
+		.unwind_elsewhere = !in_profd,
+	};
+	StackUnwindMode mode;
+	int r;
 
-	r = sampling_session_new(req->pid, &opts, &s->sampling);
+	if (bpf && caller->uid != 0)
+		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
+					 "backend 'bpf' names stacks inside profd, which only uid 0's "
+					 "sessions may have; use backend 'perf-dwarf' or 'perf-fp'");
+	if (in_profd && caller->uid != 0)
+		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
+					 "the stacks of many processes are named inside profd, which "
+					 "only uid 0's sessions may have (the unwinder takes one "
+					 "process); profile the processes of %s one by one", s->target);
+	if (in_profd)
+		o.resolver = (StackResolverOptions){ .cache = m->symbols, .owner = caller->uid };
+
+	/* root may profile anything: only other callers' targets are checked again */
+	if (caller->uid != 0) {
+		s->check = calloc(1, sizeof(*s->check));
+		if (!s->check)
+			return sd_bus_error_set_errnof(error, ENOMEM, "cannot start a session: %s",
+						       strerror(ENOMEM));
+		*s->check = (SessionCheck){ .caller = *caller, .pid = req->pid };
+		if (s->sampling_target) {
+			/* many processes: each one only if it passes the per-process rules */
+			o.sampling.admit = access_admit_process;
+			o.sampling.admit_userdata = &s->check->caller;
+		} else {
+			o.check = session_check_target;
+			o.check_userdata = s->check;
+		}
+	}
+	if (s->sampling_target && s->sampling_target->kind == SAMPLING_TARGET_SYSTEM)
+		o.sampling.admit = session_target_admit_system; /* root's only */
+	o.sampling.target = s->sampling_target;
+	r = collector_new(req->pid, &o, &s->collector);
 	if (r < 0)
 		return session_error_from_engine(r, req, error);
 	/* the events were opened for the process behind the pidfd only if it still lives */
-	if (pidfd_check_alive(s->pidfd) < 0)
+	if (s->pidfd >= 0 && pidfd_check_alive(s->pidfd) < 0)
 		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS,
 					 "process %d exited before sampling started", (int)req->pid);
-	r = sampling_session_start(s->sampling);
+	s->kernel = req->kernel;
+	/* the unwinder is up (and may read the target's mappings) before the first sample */
+	r = in_profd ? 0 : stack_unwind_mode_from_backend(sampling->backend, &mode);
+	if (r == 0 && !in_profd)
+		r = unwinder_pool_attach(m->unwinders,
+					 &(UnwinderSessionInfo){ .owner = caller->uid,
+								 .pid = (uint32_t)req->pid,
+								 .dwarf = mode == STACK_UNWIND_DWARF,
+								 .kernel = req->kernel },
+					 s->collector, session_unwound, s, &s->unwinder);
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "cannot start the unwinder of uid %u: %s",
+					       (unsigned)caller->uid, strerror(-r));
+	r = collector_start(s->collector);
+	if (r == -EPERM && s->check)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+					 "process %d changed its credentials; uid %u may not profile it "
+					 "any more", (int)req->pid, (unsigned)caller->uid);
 	if (r < 0)
 		return session_error_from_engine(r, req, error);
-	r = session_snapshot_metrics(s);
-	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "cannot start a session: %s", strerror(-r));
-	r = run_identity_set_string(&run_recorder_identity(s->recorder)->backend_selected,
-				    s->backend);
-	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "cannot start a session: %s", strerror(-r));
-	run_recorder_identity(s->recorder)->scanner_threads = s->metrics.threads_at_start;
-	run_recorder_transition(s->recorder, RUN_STATE_SCANNING);
-
-	r = sd_event_add_io(m->event, &s->io_source, sampling_session_get_fd(s->sampling), EPOLLIN,
-			    on_session_io, s);
-	if (r >= 0) {
-		deadline = sampling_session_get_deadline(s->sampling);
-		r = sd_event_add_time(m->event, &s->timer_source, CLOCK_MONOTONIC,
-				      deadline == UINT64_MAX ? UINT64_MAX : deadline / 1000, 1000,
-				      on_session_deadline, s);
-	}
+	r = sd_event_add_io(m->event, &s->done_source, collector_get_fd(s->collector), EPOLLIN,
+			    on_collector_done, s);
 	if (r < 0)
 		return sd_bus_error_set_errnof(error, r, "cannot watch the session: %s",
 					       strerror(-r));
+	return 0;
+}
 
-	if (mkdir(s->dir, 0700) < 0 && errno != EEXIST)
-		log_warning("cannot create '%s': %s; session %s will not be saved", s->dir,
-			    strerror(errno), s->id);
-	else if ((r = session_save(s)) < 0)
-		log_warning("cannot save session %s: %s", s->id, strerror(-r));
+int session_start(Manager *m, const CallerCreds *caller, const SessionRequest *req,
+		  const char *comm, int pidfd, SamplingTarget *target, Session **ret,
+		  sd_bus_error *error)
+{
+	_cleanup_(session_freep) Session *s = NULL;
+	SamplingOptions sampling = session_sampling_options(m, req);
+	SamplingMetrics sm;
+	int r;
+
+	r = session_new(m, NULL, &s);
+	if (r < 0) {
+		safe_close(pidfd);
+		sampling_target_free(target);
+		return sd_bus_error_set_errnof(error, r, "cannot create a session: %s", strerror(-r));
+	}
+	s->pidfd = pidfd;
+	s->sampling_target = target;
+	s->owner = caller->uid;
+	s->pid = req->pid;
+	r = target ? sampling_target_describe(target, &s->target) :
+		     asprintf(&s->target, "pid:%d", (int)req->pid) < 0 ? -ENOMEM : 0;
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "cannot create a session: %s", strerror(-r));
+	s->state = SESSION_SAMPLING;
+	s->created_usec = now_usec(CLOCK_REALTIME);
+	/* requested as given (0 = the default) */
+	s->requested_hz = req->hz;
+	s->hz_clamped = (req->hz ? req->hz : SAMPLING_DEFAULT_HZ) > m->max_hz;
+	s->requested_duration_usec = req->duration_usec;
+	r = session_run_begin(req->pid,
+			      &(SessionRunOptions){ .target = target,
+						    .comm = comm,
+						    .workload_class = req->workload_class,
+						    .backend_requested = req->backend,
+						    .daemon_state = DAEMON_STATE_WORKER },
+			      &s->recorder);
+	if (r == -ESRCH)
+		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS, "process %d exited",
+					 (int)req->pid);
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "cannot record a run: %s", strerror(-r));
+	r = session_open_collector(s, caller, req, &sampling, error);
+	if (r < 0)
+		return r;
+	collector_get_metrics(s->collector, &sm);
+	r = session_take_metrics(s, &sm);
+	if (r >= 0)
+		r = session_run_sampling(s->recorder, &sampling, &s->metrics);
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "cannot start a session: %s", strerror(-r));
+
+	r = session_save(s);
+	if (r < 0)
+		log_warning("cannot save session %s in '%s': %s", s->id, s->dir, strerror(-r));
 
 	r = manager_add_session(m, s);
 	if (r < 0)
 		return sd_bus_error_set_errnof(error, r, "cannot add the session: %s", strerror(-r));
-	log_info("session %s: uid %u samples pid %d (%s) at %" PRIu32 " Hz for %" PRIu64
-		 " ms with %s/%s", s->id, (unsigned)owner, (int)req->pid, comm, s->metrics.hz,
-		 s->metrics.effective_duration_nanos / 1000000, s->backend, s->event);
+	log_info("session %s: uid %u samples %s (%s) at %" PRIu32 " Hz for %" PRIu64
+		 " ms with %s/%s", s->id, (unsigned)s->owner, s->target, comm ?: "many processes",
+		 s->hz, s->effective_duration_nanos / 1000000, s->backend, s->event);
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+/* Every file a session directory may hold: the properties first, so a crash half way
+ * leaves nothing that looks like a complete session. */
+static void session_remove_files(Session *s)
+{
+	_cleanup_close_ int dir_fd = session_open_dir(s);
+	int r;
+
+	if (dir_fd >= 0) {
+		unlinkat(dir_fd, SESSION_FILE, 0);
+		unlinkat(dir_fd, SESSION_PROFILE_FILE, 0);
+		for (ExportFormat f = 0; f < _EXPORT_FORMAT_MAX; f++)
+			unlinkat(dir_fd, export_format_to_string(f), 0);
+	}
+	r = unlink_durable(s->manager->sessions_fd, s->id, AT_REMOVEDIR);
+	if (r < 0)
+		log_warning("cannot remove '%s': %s", s->dir, strerror(-r));
 }
 
 void session_release(Session *s)
@@ -435,4 +600,109 @@ void session_release(Session *s)
 	session_remove_files(s);
 	manager_remove_session(s->manager, s);
 	session_free(s);
+}
+
+/* A session saved by an earlier profd. */
+static int session_load_one(Manager *m, const char *id, Session **ret, const char **ret_reason)
+{
+	_cleanup_(session_freep) Session *s = NULL;
+	_cleanup_free_ char *metrics = NULL;
+	_cleanup_close_ int dir_fd = -1;
+	size_t size;
+	int r;
+
+	r = session_new(m, id, &s);
+	if (r < 0)
+		return r;
+	dir_fd = session_open_dir(s);
+	if (dir_fd < 0) {
+		*ret_reason = "not a directory of profd's own";
+		return dir_fd;
+	}
+	r = session_file_read(dir_fd, s->id, &s->props, ret_reason);
+	if (r < 0)
+		return r;
+	/* saved before sessions had other targets than a pid */
+	if (!s->target && s->pid > 0 && asprintf(&s->target, "pid:%d", (int)s->pid) < 0)
+		return -ENOMEM;
+	s->metrics.backend = s->backend;
+	s->metrics.event = s->event;
+	if (session_is_busy(s)) {
+		/* the daemon died while this session ran: its profile is lost */
+		s->state = SESSION_FAILED;
+		session_properties_update_duration(&s->props);
+		r = session_properties_set_string(&s->error,
+						  "interrupted: profd stopped before the session finished");
+		if (r < 0)
+			return r;
+		r = session_file_write(dir_fd, &s->props);
+		if (r < 0)
+			log_warning("cannot update '%s/" SESSION_FILE "': %s", s->dir, strerror(-r));
+	}
+	if (read_file_at(dir_fd, export_format_to_string(EXPORT_METRICS), 64 * 1024, &metrics,
+			 &size) == 0)
+		s->metrics_json = TAKE_PTR(metrics);
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+static int compare_created(const void *a, const void *b)
+{
+	const Session *x = *(Session *const *)a, *y = *(Session *const *)b;
+
+	return x->created_usec < y->created_usec ? -1 : x->created_usec > y->created_usec;
+}
+
+static bool is_session_id(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n == SESSION_ID_LENGTH && s[n] == '\0';
+}
+
+int session_load_all(Manager *m)
+{
+	struct dirent *de;
+	DIR *d;
+	int r;
+
+	r = dir_fd_open_stream(m->sessions_fd, &d);
+	if (r < 0)
+		return r;
+	while ((de = readdir(d))) {
+		Session *s = NULL;
+		const char *reason = NULL;
+		int k;
+
+		if (!is_session_id(de->d_name))
+			continue;
+		k = session_load_one(m, de->d_name, &s, &reason);
+		if (k == -ENOMEM) {
+			r = k;
+			break;
+		}
+		if (k < 0) {
+			int e = set_aside_corrupt(m->sessions_fd, de->d_name);
+
+			if (e < 0)
+				log_error("saved session '%s' cannot be loaded (%s) nor set aside: %s",
+					  de->d_name, reason ?: strerror(-k), strerror(-e));
+			else
+				log_warning("set aside saved session '%s' as %s.corrupt: %s", de->d_name,
+					    de->d_name, reason ?: strerror(-k));
+			continue;
+		}
+		k = manager_add_session(m, s);
+		if (k < 0) {
+			session_free(s);
+			r = k;
+			break;
+		}
+	}
+	closedir(d);
+	if (r < 0)
+		return r;
+	if (m->n_sessions > 1)
+		qsort(m->sessions, m->n_sessions, sizeof(*m->sessions), compare_created);
+	return 0;
 }

@@ -28,7 +28,6 @@ struct WorkerPool {
 	pthread_cond_t wake;
 	WorkQueue todo, finished;
 	bool quit;
-	unsigned pending;
 	int efd;
 	sd_event_source *source;
 	pthread_t threads[WORKER_POOL_MAX_THREADS];
@@ -94,8 +93,6 @@ static int on_finished(sd_event_source *s, int fd, uint32_t revents, void *userd
 	for (;;) {
 		pthread_mutex_lock(&p->lock);
 		w = queue_pop(&p->finished);
-		if (w)
-			p->pending--;
 		pthread_mutex_unlock(&p->lock);
 		if (!w)
 			break;
@@ -174,18 +171,7 @@ int worker_pool_submit(WorkerPool *p, WorkFn work, WorkDoneFn done, void *userda
 	*w = (WorkItem){ .work = work, .done = done, .userdata = userdata };
 	pthread_mutex_lock(&p->lock);
 	queue_push(&p->todo, w);
-	p->pending++;
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
-}
-
-unsigned worker_pool_pending(WorkerPool *p)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&p->lock);
-	n = p->pending;
-	pthread_mutex_unlock(&p->lock);
-	return n;
 }

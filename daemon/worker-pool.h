@@ -21,5 +21,3 @@ WorkerPool *worker_pool_free(WorkerPool *p);
 void worker_pool_freep(WorkerPool **p);
 
 int worker_pool_submit(WorkerPool *p, WorkFn work, WorkDoneFn done, void *userdata);
-/* Jobs queued or running whose completion has not been delivered yet. */
-unsigned worker_pool_pending(WorkerPool *p);

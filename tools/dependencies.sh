@@ -7,7 +7,9 @@ profd_packages=(
 	zlib1g-dev protobuf-c-compiler libprotobuf-c-dev
 	linux-perf dbus-daemon dbus-bin systemd util-linux procps python3
 	golang-go golang-github-google-pprof-dev libxml2-utils chromium
-	binutils elfutils bash-completion
+	binutils elfutils bash-completion libc6-dbg
+	debootstrap systemd-container
+	libseccomp-dev
 )
 
 install_dependencies() {

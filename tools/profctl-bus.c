@@ -43,6 +43,7 @@ static void hint_start(const ProfctlContext *ctx, const char *why)
 int profctl_bus_open(const ProfctlContext *ctx, sd_bus **ret)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	int r;
 
 	(void)bus_errors_register();
@@ -71,10 +72,17 @@ int profctl_bus_open(const ProfctlContext *ctx, sd_bus **ret)
 		return r;
 	}
 
-	/* Fail now, with a hint, rather than at the first call with a bus error. */
-	r = sd_bus_get_name_creds(bus, PROFD_BUS_NAME, 0, NULL);
+	/*
+	 * Fail now, with a hint, rather than at the first call with a bus error.
+	 * A ping, not a name owner check: it starts profd by bus activation when
+	 * it is installed but not running.
+	 */
+	r = sd_bus_call_method(bus, PROFD_BUS_NAME, "/", "org.freedesktop.DBus.Peer", "Ping", &error,
+			       NULL, NULL);
 	if (r < 0) {
-		hint_start(ctx, "the name " PROFD_BUS_NAME " has no owner");
+		hint_start(ctx, sd_bus_error_has_name(&error, SD_BUS_ERROR_SERVICE_UNKNOWN) ?
+					"the name " PROFD_BUS_NAME " has no owner" :
+					error.message ?: strerror(-r));
 		return r;
 	}
 	*ret = TAKE_PTR(bus);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,6 +71,13 @@ static int append_options(sd_bus_message *m, const RecordArgs *a)
 	/* a held command still has profctl's name; name the run after the command */
 	if (r >= 0 && a->command)
 		r = sd_bus_message_append(m, "{sv}", "workload_class", "s", basename(a->command[0]));
+	/* targets beyond one pid: StartSession's pid is 0 then */
+	if (r >= 0 && a->cgroup)
+		r = sd_bus_message_append(m, "{sv}", "cgroup", "s", a->cgroup);
+	if (r >= 0 && a->unit)
+		r = sd_bus_message_append(m, "{sv}", "unit", "s", a->unit);
+	if (r >= 0 && a->system)
+		r = sd_bus_message_append(m, "{sv}", "system", "b", true);
 	if (r >= 0)
 		r = sd_bus_message_close_container(m);
 	return r;
@@ -87,7 +95,7 @@ static int start_session(sd_bus *bus, const RecordArgs *a, pid_t pid, uint64_t d
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
 	sd_bus_error error = SD_BUS_ERROR_NULL;
 	const char *id, *path;
-	char what[64];
+	char what[PATH_MAX + 48], target[PATH_MAX + 32];
 	int r;
 
 	r = sd_bus_message_new_method_call(bus, &m, PROFD_BUS_NAME, PROFD_MANAGER_PATH, PROFD_MANAGER_INTERFACE,
@@ -100,7 +108,8 @@ static int start_session(sd_bus *bus, const RecordArgs *a, pid_t pid, uint64_t d
 		return r;
 	r = sd_bus_call(bus, m, 0, &error, &reply);
 	if (r < 0) {
-		snprintf(what, sizeof(what), "cannot profile pid %d", (int)pid);
+		snprintf(what, sizeof(what), "cannot profile %s",
+			 record_target_text(a, pid, target, sizeof(target)));
 		profctl_log_bus_error(what, &error, r);
 		sd_bus_error_free(&error);
 		return r;
@@ -163,7 +172,7 @@ static void log_session_error(sd_bus *bus, const char *path)
 		fprintf(stderr, "profctl record: the session failed\n");
 }
 
-static int export_output(sd_bus *bus, const RecordOutput *o, const char *path)
+int record_export_output(sd_bus *bus, const RecordOutput *o, const char *path)
 {
 	sd_bus_error error = SD_BUS_ERROR_NULL;
 	_cleanup_close_ int fd = -1;
@@ -236,7 +245,7 @@ int record_through_daemon(const ProfctlContext *ctx, const RecordArgs *a, HeldCh
 	}
 
 	for (size_t i = 0; i < a->n_outputs && r >= 0; i++)
-		r = export_output(bus, &a->outputs[i], path);
+		r = record_export_output(bus, &a->outputs[i], path);
 	if (sd_bus_get_property_string(bus, PROFD_BUS_NAME, path, PROFD_SESSION_INTERFACE, "RunId", NULL,
 				       &run_id) >= 0 && isatty(STDERR_FILENO))
 		fprintf(stderr, "profctl record: run %s ('profctl run show %s')\n", run_id, run_id);

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <systemd/sd-bus.h>
 
 #include "export.h"
 #include "held-child.h"
@@ -18,11 +19,15 @@ typedef struct RecordOutput {
 } RecordOutput;
 
 typedef struct RecordArgs {
-	pid_t pid;           /* 0 with a command */
+	pid_t pid;           /* 0 with a command or another target */
 	char **command;      /* NULL with -p */
+	const char *cgroup;  /* --cgroup: a cgroup2 path */
+	const char *unit;    /* --unit: a systemd unit */
+	bool system;         /* -a: the whole machine */
 	SamplingOptions options;
 	bool duration_given; /* -d; a command otherwise runs up to the ceiling */
 	bool kernel_given;   /* --no-kernel */
+	bool stages;         /* --stages: CMD opens its own live run (libprofd-live) */
 	RecordOutput outputs[RECORD_MAX_OUTPUTS]; /* at least one */
 	size_t n_outputs;
 } RecordArgs;
@@ -30,8 +35,17 @@ typedef struct RecordArgs {
 /* Sample through profd: StartSession, progress, Ctrl-C -> Stop, ExportToFd, Release. */
 int record_through_daemon(const ProfctlContext *ctx, const RecordArgs *a, HeldChild *child);
 
+/* record --stages -- CMD: CMD is told where profd is and opens its own live run; then the outputs. */
+int record_stages(const ProfctlContext *ctx, const RecordArgs *a);
+
+/* ExportToFd of session 'path' into one output; prints what failed. */
+int record_export_output(sd_bus *bus, const RecordOutput *o, const char *path);
+
 /* Live progress on stderr when it is a terminal: elapsed/total, samples, dropped. */
 void record_progress(double elapsed, double total, uint64_t samples, uint64_t dropped, bool final);
 
 /* Report how the command of `record -- CMD` ended; returns 0 after a clean exit. */
 int record_report_child(HeldChild *child, char *const *command);
+
+/* What the session samples, for messages: "pid 1234", "cgroup /x", "unit foo.service", "the system". */
+const char *record_target_text(const RecordArgs *a, pid_t pid, char *buf, size_t size);

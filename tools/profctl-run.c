@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 
 #include "cleanup.h"
+#include "control-chars.h"
 #include "profctl-bus.h"
+#include "profctl-run-live.h"
 #include "profctl.h"
 #include "record.h"
 
@@ -139,7 +141,7 @@ static int verb_run_render(const ProfctlContext *ctx, int argc, char **argv)
 		fprintf(stderr, "profctl: cannot render record '%s': %s\n", path, strerror(-r));
 		return PROFCTL_EXIT_FAILURE;
 	}
-	fputs(out, stdout);
+	fputs_escaped(out, true, stdout); /* the record's strings are someone else's */
 	if (json == 1)
 		putchar('\n');
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -187,7 +189,7 @@ static int verb_run_show(const ProfctlContext *ctx, int argc, char **argv)
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	_cleanup_(run_profile_freep) RunProfile *profile = NULL;
-	_cleanup_free_ char *error = NULL, *out = NULL, *what = NULL;
+	_cleanup_free_ char *error = NULL, *out = NULL, *what = NULL, *live = NULL;
 	bool json = ctx->json;
 	const char *run_id, *data;
 	int r;
@@ -207,12 +209,16 @@ static int verb_run_show(const ProfctlContext *ctx, int argc, char **argv)
 	}
 	if (r >= 0)
 		r = json ? record_serialise(profile, true, &out) : record_render_text(profile, &out);
+	if (r >= 0 && !json)
+		r = render_live_text(profile, &live);
 	if (r < 0) {
 		if (r != -EINVAL)
 			fprintf(stderr, "profctl: cannot show run '%s': %s\n", run_id, strerror(-r));
 		return PROFCTL_EXIT_FAILURE;
 	}
-	fputs(out, stdout);
+	fputs_escaped(out, true, stdout); /* the record's strings are someone else's */
+	if (live)
+		fputs_escaped(live, true, stdout);
 	if (json)
 		putchar('\n');
 	return PROFCTL_EXIT_SUCCESS;

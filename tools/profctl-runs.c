@@ -22,25 +22,13 @@ static void format_usec(uint64_t usec, char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
-int verb_runs(const ProfctlContext *ctx, int argc, char **argv)
+/* One page of ListRunsRange into the table and the array; *ret_n rows read, *ret_total runs in all. */
+static int read_page(sd_bus_message *reply, Table *table, json_t *array, uint64_t *ret_n,
+		     uint64_t *ret_total)
 {
-	static const char *const headers[] = { "RUN", "STATUS", "SOURCE", "WORKLOAD", "WALL", "FINISHED" };
-	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	_cleanup_(json_decrefp) json_t *array = json_array();
-	_cleanup_table_ Table *table = NULL;
 	const char *run_id, *status, *source, *workload;
-	uint64_t wall_ns, finished_usec;
+	uint64_t wall_ns, finished_usec, n = 0;
 	int r;
-
-	r = profctl_no_arguments(argc, argv, "List the run records profd keeps.");
-	if (r <= 0)
-		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
-	if (!array || table_new(ELEMENTSOF(headers), headers, &table) < 0)
-		return PROFCTL_EXIT_FAILURE;
-	if (profctl_bus_open(ctx, &bus) < 0 ||
-	    profctl_call_manager(bus, "cannot list runs", "ListRuns", &reply, "") < 0)
-		return PROFCTL_EXIT_FAILURE;
 
 	r = sd_bus_message_enter_container(reply, 'a', "(sssstt)");
 	while (r >= 0 && (r = sd_bus_message_read(reply, "(sssstt)", &run_id, &status, &source, &workload,
@@ -55,12 +43,49 @@ int verb_runs(const ProfctlContext *ctx, int argc, char **argv)
 							  "workload_class", workload, "wall_time_ns",
 							  (json_int_t)(wall_ns > INT64_MAX ? INT64_MAX : wall_ns),
 							  "finished_unix_usec", (json_int_t)finished_usec)) < 0)
-			r = -ENOMEM;
+			return -ENOMEM;
+		n++;
 	}
-	if (r < 0) {
-		fprintf(stderr, "profctl: cannot read the run list: %s\n", strerror(-r));
+	if (r >= 0)
+		r = sd_bus_message_exit_container(reply);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "t", ret_total);
+	if (r < 0)
+		return r;
+	*ret_n = n;
+	return 0;
+}
+
+int verb_runs(const ProfctlContext *ctx, int argc, char **argv)
+{
+	static const char *const headers[] = { "RUN", "STATUS", "SOURCE", "WORKLOAD", "WALL", "FINISHED" };
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(json_decrefp) json_t *array = json_array();
+	_cleanup_table_ Table *table = NULL;
+	uint64_t offset = 0, total = 0, n;
+	int r;
+
+	r = profctl_no_arguments(argc, argv, "List the run records profd keeps.");
+	if (r <= 0)
+		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
+	if (!array || table_new(ELEMENTSOF(headers), headers, &table) < 0)
 		return PROFCTL_EXIT_FAILURE;
-	}
+	if (profctl_bus_open(ctx, &bus) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	/* page by page: each reply is bounded, however many runs there are */
+	do {
+		_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+		if (profctl_call_manager(bus, "cannot list runs", "ListRunsRange", &reply, "tu", offset,
+					 (uint32_t)0) < 0)
+			return PROFCTL_EXIT_FAILURE;
+		r = read_page(reply, table, array, &n, &total);
+		if (r < 0) {
+			fprintf(stderr, "profctl: cannot read the run list: %s\n", strerror(-r));
+			return PROFCTL_EXIT_FAILURE;
+		}
+		offset += n;
+	} while (n > 0 && offset < total);
 	profctl_print_list(ctx, array, table, "No runs.");
 	return PROFCTL_EXIT_SUCCESS;
 }

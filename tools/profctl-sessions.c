@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "control-chars.h"
 #include "profctl-bus.h"
 #include "profctl.h"
 #include "table.h"
@@ -181,7 +182,9 @@ int verb_status(const ProfctlContext *ctx, int argc, char **argv)
 		_cleanup_free_ char *text = json_is_string(value) ? strdup(json_string_value(value)) :
 								     json_dumps(value, JSON_ENCODE_ANY);
 
-		printf("%22s: %s\n", key, text && *text ? text : "-");
+		printf("%22s: ", key);
+		fputs_escaped(text && *text ? text : "-", false, stdout);
+		putchar('\n');
 	}
 	return PROFCTL_EXIT_SUCCESS;
 }
@@ -229,16 +232,48 @@ int verb_stop(const ProfctlContext *ctx, int argc, char **argv)
 	return call_session(ctx, id, "stop", "Stop", "") < 0 ? PROFCTL_EXIT_FAILURE : PROFCTL_EXIT_SUCCESS;
 }
 
+/*
+ * The session of live run 'id' (its record's profd.session), so that
+ * `export --stage NAME RUN` takes a run id too; NULL in *ret when 'id' names
+ * no live run the caller sees (it is then taken for a session id).
+ */
+static int live_run_session(const ProfctlContext *ctx, const char *id, char **ret)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(json_decrefp) json_t *doc = NULL;
+	const char *data, *session;
+	int r;
+
+	*ret = NULL;
+	r = profctl_bus_open(ctx, &bus);
+	if (r < 0)
+		return r;
+	if (sd_bus_call_method(bus, PROFD_BUS_NAME, PROFD_MANAGER_PATH, PROFD_MANAGER_INTERFACE, "GetRun",
+			       NULL, &reply, "s", id) < 0 ||
+	    sd_bus_message_read(reply, "s", &data) < 0)
+		return 0;
+	doc = json_loads(data, 0, NULL);
+	session = json_string_value(json_object_get(json_object_get(doc, "profd"), "session"));
+	if (session && !(*ret = strdup(session)))
+		return -ENOMEM;
+	return 0;
+}
+
 int verb_export(const ProfctlContext *ctx, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "stage", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, 'S' },
 		{}
 	};
-	static const char usage[] = "Usage: profctl export ID -f FORMAT [-o FILE]\n";
-	const char *format = NULL, *output = NULL;
+	static const char usage[] =
+		"Usage: profctl export ID -f FORMAT [-o FILE] [--stage NAME] [--state NAME]\n";
+	const char *format = NULL, *output = NULL, *stage = NULL, *state = NULL, *id;
+	_cleanup_free_ char *session = NULL;
 	_cleanup_close_ int fd = -1;
 	int c, r;
 
@@ -246,7 +281,10 @@ int verb_export(const ProfctlContext *ctx, int argc, char **argv)
 		switch (c) {
 		case 'h':
 			printf("%s\nWrite a completed session's profile in FORMAT (folded, pprof, firefox,\n"
-			       "speedscope, svg, metrics, record) to FILE or standard output.\n",
+			       "speedscope, svg, metrics, record) to FILE or standard output.\n"
+			       "For a live run (record --stages), --stage and --state keep only the\n"
+			       "samples taken in that stage (e.g. decode) or macro state (e.g. scanning);\n"
+			       "ID may then be the run's id as well as its session's.\n",
 			       usage);
 			return PROFCTL_EXIT_SUCCESS;
 		case 'f':
@@ -254,6 +292,12 @@ int verb_export(const ProfctlContext *ctx, int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 's':
+			stage = optarg;
+			break;
+		case 'S':
+			state = optarg;
 			break;
 		default:
 			fputs(usage, stderr);
@@ -271,8 +315,20 @@ int verb_export(const ProfctlContext *ctx, int argc, char **argv)
 			return PROFCTL_EXIT_FAILURE;
 		}
 	}
+	if ((stage || state) && live_run_session(ctx, argv[optind], &session) < 0)
+		return PROFCTL_EXIT_FAILURE;
+	id = session ?: argv[optind];
 	fflush(stdout);
-	r = call_session(ctx, argv[optind], "export", "ExportToFd", "sh", format, fd >= 0 ? fd : STDOUT_FILENO);
+	if (stage && state)
+		r = call_session(ctx, id, "export", "ExportFilteredToFd", "sa{sv}h", format, 2,
+				 "stage", "s", stage, "state", "s", state, fd >= 0 ? fd : STDOUT_FILENO);
+	else if (stage || state)
+		r = call_session(ctx, id, "export", "ExportFilteredToFd", "sa{sv}h", format, 1,
+				 stage ? "stage" : "state", "s", stage ?: state,
+				 fd >= 0 ? fd : STDOUT_FILENO);
+	else
+		r = call_session(ctx, argv[optind], "export", "ExportToFd", "sh", format,
+				 fd >= 0 ? fd : STDOUT_FILENO);
 	if (r < 0) {
 		if (output)
 			(void)unlink(output); /* leave no empty or partial file behind */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "control-chars.h"
 
 struct Table {
 	size_t n_columns;
@@ -41,7 +42,8 @@ int table_add_row(Table *t, const char *const *cells)
 		t->allocated = n;
 	}
 	for (size_t i = 0; i < t->n_columns; i++) {
-		char *c = strdup(cells[i] ? cells[i] : "-");
+		/* cells come from profd and from whoever named a run: nothing may steer the terminal */
+		char *c = strdup_escaped(cells[i] ? cells[i] : "-");
 
 		if (!c)
 			return -ENOMEM;

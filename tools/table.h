@@ -12,7 +12,7 @@ Table *table_free(Table *t);
 void table_freep(Table **t);
 #define _cleanup_table_ __attribute__((cleanup(table_freep)))
 
-/* Copies n_columns cells; NULL cells print as "-". */
+/* Copies n_columns cells, control characters as \xNN; NULL cells print as "-". */
 int table_add_row(Table *t, const char *const *cells);
 size_t table_rows(const Table *t);
 int table_print(const Table *t, FILE *f);

@@ -8,6 +8,7 @@
  * fds), and TAKE_PTR()/TAKE_FD() hand ownership out of a scope.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,26 +23,26 @@
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
 /* Return the pointer and clear the variable, so its cleanup does nothing. */
-#define TAKE_PTR(p)                          \
-	({                                   \
-		__typeof__(p) _ptr_ = (p);   \
-		(p) = NULL;                  \
-		_ptr_;                       \
+#define TAKE_PTR(p)                        \
+	({                                 \
+		__typeof__(p) _ptr_ = (p); \
+		(p) = NULL;                \
+		_ptr_;                     \
 	})
 
-#define TAKE_FD(fd)                          \
-	({                                   \
-		int _fd_ = (fd);             \
-		(fd) = -1;                   \
-		_fd_;                        \
+#define TAKE_FD(fd)              \
+	({                       \
+		int _fd_ = (fd); \
+		(fd) = -1;       \
+		_fd_;            \
 	})
 
 /* Define name##p(type *p) that calls func(*p) when *p is set. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                 \
-	static inline void func##p(type *p)                     \
-	{                                                       \
-		if (*p)                                         \
-			func(*p);                               \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+	static inline void func##p(type *p)     \
+	{                                       \
+		if (*p)                         \
+			func(*p);               \
 	}
 
 static inline void freep(void *p)
@@ -72,6 +73,12 @@ static inline void fclosep(FILE **f)
 		fclose(*f);
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)
+
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
 
 /* errno as a negative return value, never 0 even when errno was not set. */
 static inline int negative_errno(void)

@@ -2,6 +2,8 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,16 +11,9 @@
 #include "hash.h"
 
 /*
- * One open-addressing table of ids per interned kind. The table holds only
- * ids; hashing and equality look at the profile's arrays, so an entry costs
- * four bytes and rehashing needs no key copies.
+ * One IdTable per interned kind: the tables hold only ids; hashing and
+ * equality look at the profile's arrays.
  */
-struct ProfileIndex {
-	uint32_t *slots; /* PROFILE_NONE marks an empty slot */
-	uint32_t mask;
-	uint32_t count;
-	uint64_t (*hash)(const Profile *p, uint32_t id);
-};
 
 /* FNV-1a, the length mixed in: a string's bytes need not end in NUL here. */
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -26,8 +21,10 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	return hash_combine(hash_fnv1a(HASH_FNV1A_BASIS, s, len), len);
 }
 
-static uint64_t hash_string_id(const Profile *p, uint32_t id)
+static uint64_t hash_string_id(const void *userdata, uint32_t id)
 {
+	const Profile *p = userdata;
+
 	return hash_bytes(p->strings[id], strlen(p->strings[id]));
 }
 
@@ -44,8 +41,10 @@ static uint64_t hash_frame(const ProfileFrame *f)
 	return hash_combine(h, (uint64_t)f->inlined << 1 | f->kernel);
 }
 
-static uint64_t hash_frame_id(const Profile *p, uint32_t id)
+static uint64_t hash_frame_id(const void *userdata, uint32_t id)
 {
+	const Profile *p = userdata;
+
 	return hash_frame(&p->frames[id]);
 }
 
@@ -54,62 +53,58 @@ static uint64_t hash_stack(uint32_t parent, uint32_t frame)
 	return hash_combine(hash_combine(0, parent), frame);
 }
 
-static uint64_t hash_stack_id(const Profile *p, uint32_t id)
+static uint64_t hash_stack_id(const void *userdata, uint32_t id)
 {
+	const Profile *p = userdata;
+
 	return hash_stack(p->stacks[id].parent, p->stacks[id].frame);
 }
 
-static int index_new(uint64_t (*hash)(const Profile *, uint32_t), ProfileIndex **ret)
-{
-	_cleanup_free_ ProfileIndex *idx = calloc(1, sizeof(*idx));
+/* What a lookup compares stored ids against. */
+typedef struct StringKey {
+	const Profile *profile;
+	const char *s;
+	size_t len;
+} StringKey;
 
-	if (!idx)
-		return -ENOMEM;
-	idx->mask = 1023;
-	idx->slots = malloc((idx->mask + 1) * sizeof(uint32_t));
-	if (!idx->slots)
-		return -ENOMEM;
-	memset(idx->slots, 0xff, (idx->mask + 1) * sizeof(uint32_t));
-	idx->hash = hash;
-	*ret = TAKE_PTR(idx);
-	return 0;
+typedef struct FrameKey {
+	const Profile *profile;
+	const ProfileFrame *frame;
+} FrameKey;
+
+typedef struct StackKey {
+	const Profile *profile;
+	uint32_t parent, frame;
+} StackKey;
+
+static bool string_key_equal(const void *userdata, uint32_t id)
+{
+	const StringKey *k = userdata;
+	const char *t = k->profile->strings[id];
+
+	return strncmp(t, k->s, k->len) == 0 && t[k->len] == '\0';
 }
 
-static void index_free(ProfileIndex *idx)
+static bool frame_equal(const ProfileFrame *a, const ProfileFrame *b)
 {
-	if (!idx)
-		return;
-	free(idx->slots);
-	free(idx);
+	return a->function == b->function && a->module == b->module && a->build_id == b->build_id &&
+	       a->file == b->file && a->line == b->line && a->address == b->address &&
+	       a->inlined == b->inlined && a->kernel == b->kernel;
 }
 
-/* Make room for one more id, keeping the load factor at or below one half. */
-static int index_reserve(const Profile *p, ProfileIndex *idx)
+static bool frame_key_equal(const void *userdata, uint32_t id)
 {
-	uint32_t new_mask, *slots;
+	const FrameKey *k = userdata;
 
-	if ((idx->count + 1) * 2 <= idx->mask + 1)
-		return 0;
-	if (idx->mask >= UINT32_MAX / 4)
-		return -E2BIG;
-	new_mask = idx->mask * 2 + 1;
-	slots = malloc(((size_t)new_mask + 1) * sizeof(uint32_t));
-	if (!slots)
-		return -ENOMEM;
-	memset(slots, 0xff, ((size_t)new_mask + 1) * sizeof(uint32_t));
-	for (uint32_t i = 0; i <= idx->mask; i++) {
-		uint32_t id = idx->slots[i], s;
+	return frame_equal(&k->profile->frames[id], k->frame);
+}
 
-		if (id == PROFILE_NONE)
-			continue;
-		for (s = idx->hash(p, id) & new_mask; slots[s] != PROFILE_NONE; s = (s + 1) & new_mask)
-			;
-		slots[s] = id;
-	}
-	free(idx->slots);
-	idx->slots = slots;
-	idx->mask = new_mask;
-	return 0;
+static bool stack_key_equal(const void *userdata, uint32_t id)
+{
+	const StackKey *k = userdata;
+	const ProfileStackNode *n = &k->profile->stacks[id];
+
+	return n->parent == k->parent && n->frame == k->frame;
 }
 
 static int grow(void **array, uint32_t *allocated, uint32_t used, size_t size)
@@ -137,13 +132,12 @@ int profile_new(Profile **ret)
 
 	if (!p)
 		return -ENOMEM;
-	r = index_new(hash_string_id, &p->string_index);
-	if (r < 0)
-		return r;
-	r = index_new(hash_frame_id, &p->frame_index);
-	if (r < 0)
-		return r;
-	r = index_new(hash_stack_id, &p->stack_index);
+	p->target = p->unit = PROFILE_NONE;
+	r = id_table_init(&p->string_index, 512);
+	if (r >= 0)
+		r = id_table_init(&p->frame_index, 512);
+	if (r >= 0)
+		r = id_table_init(&p->stack_index, 512);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(p);
@@ -161,9 +155,13 @@ Profile *profile_free(Profile *p)
 	free(p->stacks);
 	free(p->samples);
 	free(p->threads);
-	index_free(p->string_index);
-	index_free(p->frame_index);
-	index_free(p->stack_index);
+	free(p->mappings);
+	free(p->processes);
+	free(p->sample_labels);
+	free(p->markers);
+	id_table_done(&p->string_index);
+	id_table_done(&p->frame_index);
+	id_table_done(&p->stack_index);
 	free(p);
 	return NULL;
 }
@@ -182,22 +180,17 @@ const char *profile_string(const Profile *p, uint32_t id)
 
 int profile_intern_string_len(Profile *p, const char *s, size_t len, uint32_t *ret)
 {
-	ProfileIndex *idx = p->string_index;
 	uint32_t slot;
 	char *copy;
 	int r;
 
-	r = index_reserve(p, idx);
+	r = id_table_reserve(&p->string_index, 1, hash_string_id, p);
 	if (r < 0)
 		return r;
-	for (slot = hash_bytes(s, len) & idx->mask; idx->slots[slot] != PROFILE_NONE;
-	     slot = (slot + 1) & idx->mask) {
-		const char *t = p->strings[idx->slots[slot]];
-
-		if (strncmp(t, s, len) == 0 && t[len] == '\0') {
-			*ret = idx->slots[slot];
-			return 0;
-		}
+	if (id_table_find(&p->string_index, hash_bytes(s, len), string_key_equal,
+			  &(StringKey){ p, s, len }, &slot)) {
+		*ret = p->string_index.slots[slot];
+		return 0;
 	}
 	r = grow((void **)&p->strings, &p->strings_allocated, p->n_strings, sizeof(char *));
 	if (r < 0)
@@ -206,8 +199,7 @@ int profile_intern_string_len(Profile *p, const char *s, size_t len, uint32_t *r
 	if (!copy)
 		return -ENOMEM;
 	p->strings[p->n_strings] = copy;
-	idx->slots[slot] = p->n_strings;
-	idx->count++;
+	id_table_insert(&p->string_index, slot, p->n_strings);
 	*ret = p->n_strings++;
 	return 0;
 }
@@ -217,64 +209,62 @@ int profile_intern_string(Profile *p, const char *s, uint32_t *ret)
 	return profile_intern_string_len(p, s, strlen(s), ret);
 }
 
-static bool frame_equal(const ProfileFrame *a, const ProfileFrame *b)
-{
-	return a->function == b->function && a->module == b->module && a->build_id == b->build_id &&
-	       a->file == b->file && a->line == b->line && a->address == b->address &&
-	       a->inlined == b->inlined && a->kernel == b->kernel;
-}
-
 int profile_intern_frame(Profile *p, const ProfileFrame *frame, uint32_t *ret)
 {
-	ProfileIndex *idx = p->frame_index;
 	uint32_t slot;
 	int r;
 
-	r = index_reserve(p, idx);
+	r = id_table_reserve(&p->frame_index, 1, hash_frame_id, p);
 	if (r < 0)
 		return r;
-	for (slot = hash_frame(frame) & idx->mask; idx->slots[slot] != PROFILE_NONE;
-	     slot = (slot + 1) & idx->mask)
-		if (frame_equal(&p->frames[idx->slots[slot]], frame)) {
-			*ret = idx->slots[slot];
-			return 0;
-		}
+	if (id_table_find(&p->frame_index, hash_frame(frame), frame_key_equal,
+			  &(FrameKey){ p, frame }, &slot)) {
+		*ret = p->frame_index.slots[slot];
+		return 0;
+	}
 	r = grow((void **)&p->frames, &p->frames_allocated, p->n_frames, sizeof(ProfileFrame));
 	if (r < 0)
 		return r;
 	p->frames[p->n_frames] = *frame;
-	idx->slots[slot] = p->n_frames;
-	idx->count++;
+	id_table_insert(&p->frame_index, slot, p->n_frames);
 	*ret = p->n_frames++;
+	return 0;
+}
+
+int profile_replace_frames(Profile *p, const uint32_t *ids, const ProfileFrame *frames, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] >= p->n_frames)
+			return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		p->frames[ids[i]] = frames[i];
+	if (n == 0)
+		return 0;
+	/* hashes changed: the index is rebuilt (equal frames may now have two ids; both stay) */
+	id_table_rebuild(&p->frame_index, p->n_frames, hash_frame_id, p);
 	return 0;
 }
 
 int profile_intern_stack(Profile *p, uint32_t parent, uint32_t frame, uint32_t *ret)
 {
-	ProfileIndex *idx = p->stack_index;
 	uint32_t slot;
 	int r;
 
 	if (frame >= p->n_frames || (parent != PROFILE_NONE && parent >= p->n_stacks))
 		return -EINVAL;
-	r = index_reserve(p, idx);
+	r = id_table_reserve(&p->stack_index, 1, hash_stack_id, p);
 	if (r < 0)
 		return r;
-	for (slot = hash_stack(parent, frame) & idx->mask; idx->slots[slot] != PROFILE_NONE;
-	     slot = (slot + 1) & idx->mask) {
-		const ProfileStackNode *n = &p->stacks[idx->slots[slot]];
-
-		if (n->parent == parent && n->frame == frame) {
-			*ret = idx->slots[slot];
-			return 0;
-		}
+	if (id_table_find(&p->stack_index, hash_stack(parent, frame), stack_key_equal,
+			  &(StackKey){ p, parent, frame }, &slot)) {
+		*ret = p->stack_index.slots[slot];
+		return 0;
 	}
 	r = grow((void **)&p->stacks, &p->stacks_allocated, p->n_stacks, sizeof(ProfileStackNode));
 	if (r < 0)
 		return r;
 	p->stacks[p->n_stacks] = (ProfileStackNode){ .parent = parent, .frame = frame };
-	idx->slots[slot] = p->n_stacks;
-	idx->count++;
+	id_table_insert(&p->stack_index, slot, p->n_stacks);
 	*ret = p->n_stacks++;
 	return 0;
 }
@@ -304,8 +294,17 @@ int profile_add_sample(Profile *p, uint32_t tid, uint64_t time_ns, uint32_t stac
 		if (!a)
 			return -ENOMEM;
 		p->samples = a;
+		if (p->n_label_keys > 0) {
+			uint32_t *l = reallocarray(p->sample_labels, n * p->n_label_keys, sizeof(uint32_t));
+
+			if (!l)
+				return -ENOMEM;
+			p->sample_labels = l;
+		}
 		p->samples_allocated = n;
 	}
+	for (uint32_t k = 0; k < p->n_label_keys; k++)
+		profile_set_sample_label(p, p->n_samples, k, PROFILE_NONE);
 	p->samples[p->n_samples++] = (ProfileSample){ .time_ns = time_ns, .tid = tid, .stack = stack };
 	return 0;
 }
@@ -317,6 +316,19 @@ const ProfileThread *profile_find_thread(const Profile *p, uint32_t tid)
 		if (p->threads[i].tid == tid)
 			return &p->threads[i];
 	return NULL;
+}
+
+int profile_append_thread(Profile *p, uint32_t tid, uint32_t name)
+{
+	int r;
+
+	if (name != PROFILE_NONE && name >= p->n_strings)
+		return -EINVAL;
+	r = grow((void **)&p->threads, &p->threads_allocated, p->n_threads, sizeof(ProfileThread));
+	if (r < 0)
+		return r;
+	p->threads[p->n_threads++] = (ProfileThread){ .tid = tid, .name = name };
+	return 0;
 }
 
 int profile_set_thread(Profile *p, uint32_t tid, const char *name)
@@ -337,8 +349,124 @@ int profile_set_thread(Profile *p, uint32_t tid, const char *name)
 		t = &p->threads[p->n_threads++];
 		t->tid = tid;
 		t->name = PROFILE_NONE;
+		t->pid = 0;
 	}
 	if (name_id != PROFILE_NONE)
 		t->name = name_id;
+	return 0;
+}
+
+const ProfileMapping *profile_find_mapping(const Profile *p, uint32_t module, uint32_t build_id)
+{
+	/* one per mapped file: tens, like threads */
+	for (uint32_t i = 0; i < p->n_mappings; i++)
+		if (p->mappings[i].module == module && p->mappings[i].build_id == build_id)
+			return &p->mappings[i];
+	return NULL;
+}
+
+int profile_add_mapping(Profile *p, const ProfileMapping *m)
+{
+	int r;
+
+	if (profile_find_mapping(p, m->module, m->build_id))
+		return 0;
+	r = grow((void **)&p->mappings, &p->mappings_allocated, p->n_mappings,
+		 sizeof(ProfileMapping));
+	if (r < 0)
+		return r;
+	p->mappings[p->n_mappings++] = *m;
+	return 0;
+}
+
+const ProfileProcess *profile_find_process(const Profile *p, uint32_t pid)
+{
+	for (uint32_t i = 0; i < p->n_processes; i++)
+		if (p->processes[i].pid == pid)
+			return &p->processes[i];
+	return NULL;
+}
+
+int profile_set_thread_process(Profile *p, uint32_t tid, uint32_t pid, const char *process_name)
+{
+	ProfileProcess *proc = (ProfileProcess *)profile_find_process(p, pid);
+	ProfileThread *t;
+	uint32_t name_id = PROFILE_NONE;
+	int r;
+
+	r = profile_set_thread(p, tid, NULL);
+	if (r < 0)
+		return r;
+	if (process_name) {
+		r = profile_intern_string(p, process_name, &name_id);
+		if (r < 0)
+			return r;
+	}
+	if (!proc) {
+		r = grow((void **)&p->processes, &p->processes_allocated, p->n_processes,
+			 sizeof(ProfileProcess));
+		if (r < 0)
+			return r;
+		proc = &p->processes[p->n_processes++];
+		*proc = (ProfileProcess){ .pid = pid, .name = PROFILE_NONE, .label = PROFILE_NONE };
+	}
+	if (proc->label == PROFILE_NONE || (name_id != PROFILE_NONE && name_id != proc->name)) {
+		char label[64];
+
+		if (name_id != PROFILE_NONE)
+			proc->name = name_id;
+		snprintf(label, sizeof(label), "%s-%" PRIu32,
+			 proc->name != PROFILE_NONE ? p->strings[proc->name] : "[unknown]", pid);
+		r = profile_intern_string(p, label, &proc->label);
+		if (r < 0)
+			return r;
+	}
+	t = (ProfileThread *)profile_find_thread(p, tid);
+	t->pid = pid;
+	return 0;
+}
+
+int profile_append_process(Profile *p, uint32_t pid, uint32_t name, uint32_t label)
+{
+	int r;
+
+	if ((name != PROFILE_NONE && name >= p->n_strings) || label >= p->n_strings)
+		return -EINVAL;
+	r = grow((void **)&p->processes, &p->processes_allocated, p->n_processes,
+		 sizeof(ProfileProcess));
+	if (r < 0)
+		return r;
+	p->processes[p->n_processes++] = (ProfileProcess){ .pid = pid, .name = name, .label = label };
+	return 0;
+}
+
+uint32_t profile_thread_pid(const Profile *p, uint32_t tid)
+{
+	const ProfileThread *t = profile_find_thread(p, tid);
+
+	return t && t->pid ? t->pid : p->pid;
+}
+
+int profile_intern_string_or_none(Profile *p, const char *s, uint32_t *ret)
+{
+	if (!s) {
+		*ret = PROFILE_NONE;
+		return 0;
+	}
+	return profile_intern_string(p, s, ret);
+}
+
+int profile_set_target(Profile *p, const char *target, const char *unit)
+{
+	uint32_t t, u;
+	int r;
+
+	r = profile_intern_string_or_none(p, target, &t);
+	if (r >= 0)
+		r = profile_intern_string_or_none(p, unit, &u);
+	if (r < 0)
+		return r;
+	p->target = t;
+	p->unit = u;
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,17 @@ const char *json_big_integer_text(const json_t *v)
 	if (s[0] != '\0' || memcmp(s + 1, MARKER, MARKER_LEN) != 0)
 		return NULL;
 	return s + 1 + MARKER_LEN;
+}
+
+json_t *json_u64_new(uint64_t v)
+{
+	char marked[1 + MARKER_LEN + 21];
+	int n;
+
+	if (v <= INT64_MAX)
+		return json_integer((json_int_t)v);
+	n = snprintf(marked, sizeof(marked), "%c" MARKER "%" PRIu64, '\0', v);
+	return json_stringn(marked, (size_t)n);
 }
 
 /*

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -29,6 +30,19 @@ int json_mark_big_integers(const char *json, size_t len, char **ret, size_t *ret
 
 /* The literal text of a marked integer, or NULL when v is not one. */
 const char *json_big_integer_text(const json_t *v);
+
+/*
+ * A JSON value for any u64: a jansson integer up to INT64_MAX, a marked integer
+ * above (exact when written by json_write(), never capped). NULL on ENOMEM.
+ */
+json_t *json_u64_new(uint64_t v);
+
+/*
+ * Serialise any jansson value as the record serialiser does (record.h:
+ * serde_json's compact or pretty layout, marked integers as plain digits,
+ * shortest round-trip floats); no trailing newline.
+ */
+int json_write(const json_t *v, bool pretty, char **ret);
 
 /* f64 as serde_json prints it (finite values only); returns the length. */
 size_t json_format_f64(double v, char buf[static JSON_FLOAT_MAX]);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "record-fields.h"
 #include "record.h"
 #include "stage.h"
 
@@ -77,6 +78,16 @@ static int lookup(const char *const *names, size_t n, const char *name)
 	{                                                                       \
 		return lookup(names, ELEMENTSOF(names), name);                  \
 	}
+
+/* the field tables store enums as int */
+_Static_assert(sizeof(Stage) == sizeof(int) && sizeof(RunState) == sizeof(int) &&
+		       sizeof(CacheState) == sizeof(int) && sizeof(DaemonState) == sizeof(int),
+	       "record enums are int-sized");
+
+const EnumNames stage_enum_names = { stage_names, _STAGE_MAX };
+const EnumNames run_state_enum_names = { run_state_names, _RUN_STATE_MAX };
+const EnumNames cache_state_enum_names = { cache_state_names, _CACHE_STATE_MAX };
+const EnumNames daemon_state_enum_names = { daemon_state_names, _DAEMON_STATE_MAX };
 
 DEFINE_ENUM_NAMES(Stage, stage, stage_names)
 DEFINE_ENUM_NAMES(CacheState, cache_state, cache_state_names)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * keyhog-profile-v1 serialisation, byte-identical to serde_json's to_string
- * and to_string_pretty of the seed's structs: struct field order, two-space
- * indent, "key": value, [] and {} when empty, serde_json string escapes and
- * ryu floats. Unknown fields of a parsed record follow the known ones.
+ * keyhog-profile-v1 serialisation (docs/record-format.md, "Writing"), driven by
+ * the field tables of record-fields.c: fields in wire order, compact or pretty
+ * (two-space indent, "key": value, [] and {} when empty), control characters
+ * escaped, shortest round-trip floats; byte-identical to the reference
+ * records in tests/fixtures/. Unknown fields of a parsed record follow the
+ * known ones.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +15,7 @@
 
 #include "cleanup.h"
 #include "json-number.h"
+#include "record-fields.h"
 #include "record.h"
 
 typedef struct Writer {
@@ -210,35 +213,10 @@ static void w_value(Writer *w, const json_t *v)
 
 /* ---- fields ---- */
 
-static void f_str(Writer *w, bool *first, const char *name, const char *value)
+static void f_null_or_str(Writer *w, const char *value)
 {
-	w_key(w, first, name, strlen(name));
 	if (value)
 		w_string(w, value, strlen(value));
-	else
-		w_str(w, "null");
-}
-
-static void f_u64(Writer *w, bool *first, const char *name, uint64_t value)
-{
-	w_key(w, first, name, strlen(name));
-	w_u64(w, value);
-}
-
-static void f_opt_u64(Writer *w, bool *first, const char *name, OptU64 value)
-{
-	w_key(w, first, name, strlen(name));
-	if (value.set)
-		w_u64(w, value.value);
-	else
-		w_str(w, "null");
-}
-
-static void f_opt_f64(Writer *w, bool *first, const char *name, OptF64 value)
-{
-	w_key(w, first, name, strlen(name));
-	if (value.set)
-		w_f64(w, value.value);
 	else
 		w_str(w, "null");
 }
@@ -256,148 +234,97 @@ static void f_extra(Writer *w, bool *first, const json_t *extra)
 	}
 }
 
-/* ---- structs ---- */
+/* ---- structs, by their field tables ---- */
 
-static void write_identity(Writer *w, const RunIdentity *id)
+static void write_struct(Writer *w, const StructFields *sf, const void *base);
+
+static void write_field(Writer *w, bool *first, const Field *f, const void *base)
+{
+	w_item(w, first);
+	w_raw(w, f->key, w->pretty ? f->key_len : f->key_len - 1);
+	switch (f->type) {
+	case FIELD_SCHEMA:
+		w_str(w, "\"" RECORD_SCHEMA "\"");
+		break;
+	case FIELD_STRING:
+	case FIELD_OPT_STRING:
+		f_null_or_str(w, *FIELD_AT(base, f, char *));
+		break;
+	case FIELD_U64:
+		w_u64(w, *FIELD_AT(base, f, uint64_t));
+		break;
+	case FIELD_OPT_U64: {
+		const OptU64 *v = FIELD_AT(base, f, OptU64);
+
+		if (v->set)
+			w_u64(w, v->value);
+		else
+			w_str(w, "null");
+		break;
+	}
+	case FIELD_OPT_F64: {
+		const OptF64 *v = FIELD_AT(base, f, OptF64);
+
+		if (v->set)
+			w_f64(w, v->value);
+		else
+			w_str(w, "null");
+		break;
+	}
+	case FIELD_ENUM: {
+		int v = *FIELD_AT(base, f, int);
+
+		f_null_or_str(w, v >= 0 && v < f->names->n ? f->names->names[v] : NULL);
+		break;
+	}
+	case FIELD_OBJECT:
+		write_struct(w, f->fields, FIELD_AT(base, f, char));
+		break;
+	case FIELD_ARRAY: {
+		const char *items = *FIELD_AT(base, f, char *);
+		size_t n = *(const size_t *)((const char *)base + f->count_offset);
+		bool first_item = true;
+
+		w_open(w, "[");
+		for (size_t i = 0; i < n; i++) {
+			w_item(w, &first_item);
+			write_struct(w, f->fields, items + i * f->fields->size);
+		}
+		w_close(w, "]", first_item);
+		break;
+	}
+	}
+}
+
+static void write_struct(Writer *w, const StructFields *sf, const void *base)
 {
 	bool first = true;
 
 	w_open(w, "{");
-	f_str(w, &first, "run_id", id->run_id);
-	f_str(w, &first, "binary_version", id->binary_version);
-	f_str(w, &first, "detector_digest", id->detector_digest);
-	f_str(w, &first, "config_digest", id->config_digest);
-	f_str(w, &first, "source_kind", id->source_kind);
-	f_str(w, &first, "workload_class", id->workload_class);
-	f_str(w, &first, "backend_requested", id->backend_requested);
-	f_str(w, &first, "backend_selected", id->backend_selected);
-	f_str(w, &first, "cache_state", cache_state_to_string(id->cache_state));
-	f_str(w, &first, "daemon_state", daemon_state_to_string(id->daemon_state));
-	f_u64(w, &first, "scanner_threads", id->scanner_threads);
-	f_opt_u64(w, &first, "reader_threads", id->reader_threads);
-	f_u64(w, &first, "logical_cpus", id->logical_cpus);
-	f_extra(w, &first, id->extra);
+	for (size_t i = 0; i < sf->n_fields; i++)
+		write_field(w, &first, &sf->fields[i], base);
+	f_extra(w, &first, *(json_t *const *)((const char *)base + sf->extra_offset));
 	w_close(w, "}", first);
 }
 
-static void write_stage(Writer *w, const StageMeasurement *s)
+int json_write(const json_t *v, bool pretty, char **ret)
 {
-	bool first = true;
+	Writer w = { .pretty = pretty };
 
-	w_open(w, "{");
-	f_str(w, &first, "stage", stage_to_string(s->stage));
-	f_u64(w, &first, "elapsed_ns", s->elapsed_ns);
-	f_u64(w, &first, "calls", s->calls);
-	f_u64(w, &first, "attributed_ns", s->attributed_ns);
-	f_extra(w, &first, s->extra);
-	w_close(w, "}", first);
+	w_value(&w, v);
+	if (w.oom) {
+		free(w.buf);
+		return -ENOMEM;
+	}
+	*ret = w.buf;
+	return 0;
 }
-
-static void write_transition(Writer *w, const StateTransition *t)
-{
-	bool first = true;
-
-	w_open(w, "{");
-	f_str(w, &first, "state", run_state_to_string(t->state));
-	f_u64(w, &first, "elapsed_ns", t->elapsed_ns);
-	f_extra(w, &first, t->extra);
-	w_close(w, "}", first);
-}
-
-static void write_state(Writer *w, const StateMeasurement *s)
-{
-	bool first = true;
-
-	w_open(w, "{");
-	f_str(w, &first, "state", run_state_to_string(s->state));
-	f_u64(w, &first, "elapsed_ns", s->elapsed_ns);
-	f_opt_u64(w, &first, "cpu_time_ms", s->cpu_time_ms);
-	f_opt_u64(w, &first, "aggregate_cpu_milli_percent", s->aggregate_cpu_milli_percent);
-	f_opt_u64(w, &first, "resident_start_bytes", s->resident_start_bytes);
-	f_opt_u64(w, &first, "resident_end_bytes", s->resident_end_bytes);
-	f_opt_u64(w, &first, "threads_start", s->threads_start);
-	f_opt_u64(w, &first, "threads_end", s->threads_end);
-	f_extra(w, &first, s->extra);
-	w_close(w, "}", first);
-}
-
-static void write_snapshot(Writer *w, const ResourceSnapshot *s)
-{
-	bool first = true;
-
-	w_open(w, "{");
-	f_opt_u64(w, &first, "cpu_time_ms", s->cpu_time_ms);
-	f_opt_u64(w, &first, "resident_bytes", s->resident_bytes);
-	f_opt_u64(w, &first, "virtual_bytes", s->virtual_bytes);
-	f_opt_u64(w, &first, "thread_count", s->thread_count);
-	f_extra(w, &first, s->extra);
-	w_close(w, "}", first);
-}
-
-static void write_sample(Writer *w, const ResourceSample *s)
-{
-	bool first = true;
-
-	w_open(w, "{");
-	f_str(w, &first, "state", run_state_to_string(s->state));
-	f_u64(w, &first, "elapsed_ns", s->elapsed_ns);
-	w_key(w, &first, "snapshot", strlen("snapshot"));
-	write_snapshot(w, &s->snapshot);
-	f_extra(w, &first, s->extra);
-	w_close(w, "}", first);
-}
-
-static void write_usage(Writer *w, const ResourceUsage *u)
-{
-	bool first = true;
-
-	w_open(w, "{");
-	w_key(w, &first, "start", strlen("start"));
-	write_snapshot(w, &u->start);
-	w_key(w, &first, "finish", strlen("finish"));
-	write_snapshot(w, &u->finish);
-	f_opt_u64(w, &first, "max_observed_resident_bytes", u->max_observed_resident_bytes);
-	f_opt_u64(w, &first, "max_observed_threads", u->max_observed_threads);
-	f_opt_f64(w, &first, "aggregate_cpu_percent", u->aggregate_cpu_percent);
-	f_extra(w, &first, u->extra);
-	w_close(w, "}", first);
-}
-
-#define WRITE_ARRAY(w, first, name, items, n, write_one)        \
-	do {                                                    \
-		bool _first_ = true;                            \
-		w_key((w), (first), (name), strlen(name));      \
-		w_open((w), "[");                               \
-		for (size_t _i_ = 0; _i_ < (n); _i_++) {        \
-			w_item((w), &_first_);                  \
-			write_one((w), &(items)[_i_]);          \
-		}                                               \
-		w_close((w), "]", _first_);                     \
-	} while (0)
 
 int record_serialise(const RunProfile *p, bool pretty, char **ret)
 {
 	Writer w = { .pretty = pretty };
-	bool first = true;
 
-	w_open(&w, "{");
-	f_str(&w, &first, "schema", RECORD_SCHEMA);
-	w_key(&w, &first, "identity", strlen("identity"));
-	write_identity(&w, &p->identity);
-	f_str(&w, &first, "status", run_state_to_string(p->status));
-	f_u64(&w, &first, "wall_time_ns", p->wall_time_ns);
-	f_u64(&w, &first, "input_bytes", p->input_bytes);
-	f_u64(&w, &first, "input_units", p->input_units);
-	WRITE_ARRAY(&w, &first, "stages", p->stages, p->n_stages, write_stage);
-	WRITE_ARRAY(&w, &first, "transitions", p->transitions, p->n_transitions, write_transition);
-	WRITE_ARRAY(&w, &first, "states", p->states, p->n_states, write_state);
-	WRITE_ARRAY(&w, &first, "resource_samples", p->resource_samples, p->n_resource_samples,
-		    write_sample);
-	w_key(&w, &first, "resources", strlen("resources"));
-	write_usage(&w, &p->resources);
-	f_extra(&w, &first, p->extra);
-	w_close(&w, "}", first);
-
+	write_struct(&w, &run_profile_fields, p);
 	if (w.oom) {
 		free(w.buf);
 		return -ENOMEM;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Strict keyhog-profile-v1 parser (DESIGN.md §2): serde's rules for the seed's
- * structs, plus a fixed schema and objects only. Every refusal names the JSON
- * path of the offending field. Unknown fields are kept in `extra`.
+ * Strict keyhog-profile-v1 parser (docs/record-format.md, "Parsing"), driven
+ * by the field tables of record-fields.c: wrong types, unknown enum values,
+ * negative or fractional integers, missing required fields, non-objects and
+ * any other schema are refused, each refusal naming the JSON path of the
+ * offending field. Unknown fields are kept in `extra`.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +14,7 @@
 
 #include "cleanup.h"
 #include "json-number.h"
+#include "record-fields.h"
 #include "record.h"
 
 typedef struct Parser {
@@ -192,78 +195,59 @@ static int parse_string(Parser *p, const json_t *v, bool nullable, char **ret)
 	return 0;
 }
 
-/* An enum variant by wire name, via one of the *_from_string()/_to_string() pairs. */
-static int parse_enum(Parser *p, const json_t *v, int (*from_string)(const char *),
-		      const char *(*to_string)(int), int max, int *ret)
+/* An enum variant by its wire name. */
+static int parse_enum(Parser *p, const json_t *v, const EnumNames *e, int *ret)
 {
-	int r;
+	char expected[256] = "";
+	size_t n = 0;
 
 	if (!json_is_string(v) || json_big_integer_text(v))
 		return fail_type(p, v, "a string (enum variant)");
-	r = from_string(json_string_value(v));
-	if (r < 0) {
-		char expected[256] = "";
-		size_t n = 0;
-
-		/* stages are too many to list usefully */
-		for (int i = 0; max <= 8 && i < max; i++) {
-			int w = snprintf(expected + n, sizeof(expected) - n, "%s%s",
-					 i > 0 ? ", " : ", expected one of ", to_string(i));
-			n += w > 0 ? (size_t) w : 0;
+	for (int i = 0; i < e->n; i++)
+		if (strcmp(e->names[i], json_string_value(v)) == 0) {
+			*ret = i;
+			return 0;
 		}
-		return fail(p, "unknown variant \"%.40s\"%s", json_string_value(v), expected);
+	/* stages are too many to list usefully */
+	for (int i = 0; e->n <= 8 && i < e->n; i++) {
+		int w = snprintf(expected + n, sizeof(expected) - n, "%s%s",
+				 i > 0 ? ", " : ", expected one of ", e->names[i]);
+		n += w > 0 ? (size_t)w : 0;
 	}
-	*ret = r;
-	return 0;
+	return fail(p, "unknown variant \"%.40s\"%s", json_string_value(v), expected);
 }
 
-#define DEFINE_ENUM_PARSER(type, prefix, max)                                                \
-	static const char *prefix##_name(int i)                                             \
-	{                                                                                    \
-		return prefix##_to_string((type) i);                                         \
-	}                                                                                    \
-	static int parse_##prefix(Parser *p, const json_t *v, type *ret)                     \
-	{                                                                                    \
-		int value, r;                                                                \
-		r = parse_enum(p, v, prefix##_from_string, prefix##_name, max, &value);      \
-		if (r < 0)                                                                   \
-			return r;                                                            \
-		*ret = (type) value;                                                         \
-		return 0;                                                                    \
-	}
-
-DEFINE_ENUM_PARSER(Stage, stage, _STAGE_MAX)
-DEFINE_ENUM_PARSER(RunState, run_state, _RUN_STATE_MAX)
-DEFINE_ENUM_PARSER(CacheState, cache_state, _CACHE_STATE_MAX)
-DEFINE_ENUM_PARSER(DaemonState, daemon_state, _DAEMON_STATE_MAX)
-
-/* Reading one JSON object: the known fields read so far, to tell the unknown ones. */
-typedef struct ObjectReader {
-	const json_t *obj;
-	const char *known[16];
-	size_t n_known;
-} ObjectReader;
-
-static int object_begin(Parser *p, const json_t *v, ObjectReader *ret)
+static int parse_schema(Parser *p, const json_t *v)
 {
-	if (!json_is_object(v))
-		return fail_type(p, v, "an object");
-	*ret = (ObjectReader) { .obj = v };
+	if (!json_is_string(v) || json_big_integer_text(v))
+		return fail_type(p, v, "a string");
+	if (strcmp(json_string_value(v), RECORD_SCHEMA) != 0)
+		return fail(p, "unsupported schema \"%.40s\", expected \"" RECORD_SCHEMA "\"",
+			    json_string_value(v));
 	return 0;
 }
 
-/* Gather the fields no FIELD() read into *ret_extra (NULL when none), to keep them. */
-static int object_end(const ObjectReader *o, json_t **ret_extra)
+static int fail_missing(Parser *p, const char *name)
+{
+	size_t saved = path_push_field(p, name);
+	int r = fail(p, "missing field");
+
+	path_pop(p, saved);
+	return r;
+}
+
+/* The fields of obj that the table does not know, into *ret_extra (NULL when none), to keep them. */
+static int gather_extra(const json_t *obj, const StructFields *sf, json_t **ret_extra)
 {
 	_cleanup_(json_decrefp) json_t *extra = NULL;
 	const char *key;
 	json_t *value;
 
-	json_object_foreach((json_t *) o->obj, key, value) {
+	json_object_foreach((json_t *)obj, key, value) {
 		bool known = false;
 
-		for (size_t i = 0; i < o->n_known && !known; i++)
-			known = strcmp(o->known[i], key) == 0;
+		for (size_t i = 0; i < sf->n_fields && !known; i++)
+			known = strcmp(sf->fields[i].name, key) == 0;
 		if (known)
 			continue;
 		if (!extra) {
@@ -278,161 +262,19 @@ static int object_end(const ObjectReader *o, json_t **ret_extra)
 	return 0;
 }
 
-static int fail_missing(Parser *p, const char *name)
-{
-	size_t saved = path_push_field(p, name);
-	int r = fail(p, "missing field");
-
-	path_pop(p, saved);
-	return r;
-}
+static int parse_struct(Parser *p, const json_t *obj, const StructFields *sf, void *base);
 
 /*
- * Read field `name` of the object o with the name on the path: parse_expr sees
- * the value as `v` (NULL when absent and not required).
+ * An array of structs; the count grows with each element parsed, so freeing
+ * the record frees a partial array after a refusal. Absent (optional only): empty.
  */
-#define FIELD(p, o, name, is_required, parse_expr)                                     \
-	({                                                                               \
-		const json_t *v = json_object_get((o)->obj, (name));                     \
-		int _r_;                                                                 \
-		(o)->known[(o)->n_known++] = (name);                                     \
-		if ((is_required) && !v)                                                 \
-			_r_ = fail_missing((p), (name));                                 \
-		else {                                                                   \
-			size_t _saved_ = path_push_field((p), (name));                   \
-			_r_ = (parse_expr);                                              \
-			path_pop((p), _saved_);                                          \
-		}                                                                        \
-		_r_;                                                                     \
-	})
-
-#define TRY(expr)                       \
-	do {                            \
-		int _t_ = (expr);       \
-		if (_t_ < 0)            \
-			return _t_;     \
-	} while (0)
-
-static int parse_identity(Parser *p, const json_t *obj, RunIdentity *id)
+static int parse_array(Parser *p, const json_t *v, const Field *f, void *base)
 {
-	ObjectReader o = {};
-
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "run_id", true, parse_string(p, v, false, &id->run_id)));
-	TRY(FIELD(p, &o, "binary_version", true, parse_string(p, v, false, &id->binary_version)));
-	TRY(FIELD(p, &o, "detector_digest", true, parse_string(p, v, false, &id->detector_digest)));
-	TRY(FIELD(p, &o, "config_digest", true, parse_string(p, v, false, &id->config_digest)));
-	TRY(FIELD(p, &o, "source_kind", true, parse_string(p, v, false, &id->source_kind)));
-	TRY(FIELD(p, &o, "workload_class", true, parse_string(p, v, false, &id->workload_class)));
-	TRY(FIELD(p, &o, "backend_requested", true,
-		  parse_string(p, v, false, &id->backend_requested)));
-	TRY(FIELD(p, &o, "backend_selected", false,
-		  parse_string(p, v, true, &id->backend_selected)));
-	TRY(FIELD(p, &o, "cache_state", true, parse_cache_state(p, v, &id->cache_state)));
-	TRY(FIELD(p, &o, "daemon_state", true, parse_daemon_state(p, v, &id->daemon_state)));
-	TRY(FIELD(p, &o, "scanner_threads", true, parse_u64(p, v, &id->scanner_threads)));
-	TRY(FIELD(p, &o, "reader_threads", false, parse_opt_u64(p, v, &id->reader_threads)));
-	TRY(FIELD(p, &o, "logical_cpus", true, parse_u64(p, v, &id->logical_cpus)));
-	return object_end(&o, &id->extra);
-}
-
-static int parse_stage_measurement(Parser *p, const json_t *obj, void *ret)
-{
-	StageMeasurement *s = ret;
-	ObjectReader o = {};
-
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "stage", true, parse_stage(p, v, &s->stage)));
-	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
-	TRY(FIELD(p, &o, "calls", true, parse_u64(p, v, &s->calls)));
-	TRY(FIELD(p, &o, "attributed_ns", true, parse_u64(p, v, &s->attributed_ns)));
-	return object_end(&o, &s->extra);
-}
-
-static int parse_transition(Parser *p, const json_t *obj, void *ret)
-{
-	StateTransition *t = ret;
-	ObjectReader o = {};
-
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "state", true, parse_run_state(p, v, &t->state)));
-	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &t->elapsed_ns)));
-	return object_end(&o, &t->extra);
-}
-
-static int parse_state_measurement(Parser *p, const json_t *obj, void *ret)
-{
-	StateMeasurement *s = ret;
-	ObjectReader o = {};
-
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "state", true, parse_run_state(p, v, &s->state)));
-	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
-	TRY(FIELD(p, &o, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
-	TRY(FIELD(p, &o, "aggregate_cpu_milli_percent", false,
-		  parse_opt_u64(p, v, &s->aggregate_cpu_milli_percent)));
-	TRY(FIELD(p, &o, "resident_start_bytes", false,
-		  parse_opt_u64(p, v, &s->resident_start_bytes)));
-	TRY(FIELD(p, &o, "resident_end_bytes", false,
-		  parse_opt_u64(p, v, &s->resident_end_bytes)));
-	TRY(FIELD(p, &o, "threads_start", false, parse_opt_u64(p, v, &s->threads_start)));
-	TRY(FIELD(p, &o, "threads_end", false, parse_opt_u64(p, v, &s->threads_end)));
-	return object_end(&o, &s->extra);
-}
-
-static int parse_snapshot(Parser *p, const json_t *obj, ResourceSnapshot *s)
-{
-	ObjectReader o = {};
-
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "cpu_time_ms", false, parse_opt_u64(p, v, &s->cpu_time_ms)));
-	TRY(FIELD(p, &o, "resident_bytes", false, parse_opt_u64(p, v, &s->resident_bytes)));
-	TRY(FIELD(p, &o, "virtual_bytes", false, parse_opt_u64(p, v, &s->virtual_bytes)));
-	TRY(FIELD(p, &o, "thread_count", false, parse_opt_u64(p, v, &s->thread_count)));
-	return object_end(&o, &s->extra);
-}
-
-static int parse_resource_sample(Parser *p, const json_t *obj, void *ret)
-{
-	ResourceSample *s = ret;
-	ObjectReader o = {};
-
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "state", true, parse_run_state(p, v, &s->state)));
-	TRY(FIELD(p, &o, "elapsed_ns", true, parse_u64(p, v, &s->elapsed_ns)));
-	TRY(FIELD(p, &o, "snapshot", true, parse_snapshot(p, v, &s->snapshot)));
-	return object_end(&o, &s->extra);
-}
-
-static int parse_usage(Parser *p, const json_t *obj, ResourceUsage *u)
-{
-	ObjectReader o = {};
-
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "start", true, parse_snapshot(p, v, &u->start)));
-	TRY(FIELD(p, &o, "finish", true, parse_snapshot(p, v, &u->finish)));
-	TRY(FIELD(p, &o, "max_observed_resident_bytes", false,
-		  parse_opt_u64(p, v, &u->max_observed_resident_bytes)));
-	TRY(FIELD(p, &o, "max_observed_threads", false,
-		  parse_opt_u64(p, v, &u->max_observed_threads)));
-	TRY(FIELD(p, &o, "aggregate_cpu_percent", false,
-		  parse_opt_f64(p, v, &u->aggregate_cpu_percent)));
-	return object_end(&o, &u->extra);
-}
-
-typedef int (*ParseElementFn)(Parser *p, const json_t *v, void *ret);
-
-/*
- * An array whose elements parse_one fills; *ret_n counts the elements filled
- * so far, so run_profile_free() frees a partial array after a refusal.
- */
-static int parse_array(Parser *p, const json_t *v, bool absent_ok, size_t size,
-		       ParseElementFn parse_one, void *ret_items, size_t *ret_n)
-{
+	size_t size = f->fields->size, *count = (size_t *)((char *)base + f->count_offset);
 	char *items;
 	int r = 0;
 
-	if (absent_ok && !v)
+	if (!v)
 		return 0;
 	if (!json_is_array(v))
 		return fail_type(p, v, "an array");
@@ -441,53 +283,62 @@ static int parse_array(Parser *p, const json_t *v, bool absent_ok, size_t size,
 	items = calloc(json_array_size(v), size);
 	if (!items)
 		return -ENOMEM;
-	*(void **) ret_items = items;
+	*FIELD_AT(base, f, char *) = items;
 	for (size_t i = 0; r >= 0 && i < json_array_size(v); i++) {
 		size_t saved = path_push_index(p, i);
 
-		*ret_n = i + 1;
-		r = parse_one(p, json_array_get(v, i), items + i * size);
+		*count = i + 1;
+		r = parse_struct(p, json_array_get(v, i), f->fields, items + i * size);
 		path_pop(p, saved);
 	}
 	return r;
 }
 
-static int parse_schema(Parser *p, const json_t *v)
+/* One field's value v (NULL when absent; a required field is never absent here). */
+static int parse_field(Parser *p, const Field *f, const json_t *v, void *base)
 {
-	if (!json_is_string(v) || json_big_integer_text(v))
-		return fail_type(p, v, "a string");
-	if (strcmp(json_string_value(v), RECORD_SCHEMA) != 0)
-		return fail(p, "unsupported schema \"%.40s\", expected \"" RECORD_SCHEMA "\"",
-			    json_string_value(v));
-	return 0;
+	switch (f->type) {
+	case FIELD_SCHEMA:
+		return parse_schema(p, v);
+	case FIELD_STRING:
+	case FIELD_OPT_STRING:
+		return parse_string(p, v, f->type == FIELD_OPT_STRING, FIELD_AT(base, f, char *));
+	case FIELD_U64:
+		return v ? parse_u64(p, v, FIELD_AT(base, f, uint64_t)) : 0;
+	case FIELD_OPT_U64:
+		return parse_opt_u64(p, v, FIELD_AT(base, f, OptU64));
+	case FIELD_OPT_F64:
+		return parse_opt_f64(p, v, FIELD_AT(base, f, OptF64));
+	case FIELD_ENUM:
+		return v ? parse_enum(p, v, f->names, FIELD_AT(base, f, int)) : 0;
+	case FIELD_OBJECT:
+		return v ? parse_struct(p, v, f->fields, FIELD_AT(base, f, char)) : 0;
+	case FIELD_ARRAY:
+		return parse_array(p, v, f, base);
+	}
+	return -EINVAL;
 }
 
-static int parse_profile(Parser *p, const json_t *obj, RunProfile *rp)
+/* A JSON object into the struct at base by its field table, the field's name on the path. */
+static int parse_struct(Parser *p, const json_t *obj, const StructFields *sf, void *base)
 {
-	ObjectReader o = {};
+	if (!json_is_object(obj))
+		return fail_type(p, obj, "an object");
+	for (size_t i = 0; i < sf->n_fields; i++) {
+		const Field *f = &sf->fields[i];
+		const json_t *v = json_object_get(obj, f->name);
+		size_t saved;
+		int r;
 
-	TRY(object_begin(p, obj, &o));
-	TRY(FIELD(p, &o, "schema", true, parse_schema(p, v)));
-	TRY(FIELD(p, &o, "identity", true, parse_identity(p, v, &rp->identity)));
-	TRY(FIELD(p, &o, "status", true, parse_run_state(p, v, &rp->status)));
-	TRY(FIELD(p, &o, "wall_time_ns", true, parse_u64(p, v, &rp->wall_time_ns)));
-	TRY(FIELD(p, &o, "input_bytes", true, parse_u64(p, v, &rp->input_bytes)));
-	TRY(FIELD(p, &o, "input_units", true, parse_u64(p, v, &rp->input_units)));
-	TRY(FIELD(p, &o, "stages", true,
-		  parse_array(p, v, false, sizeof(StageMeasurement), parse_stage_measurement,
-			      &rp->stages, &rp->n_stages)));
-	TRY(FIELD(p, &o, "transitions", true,
-		  parse_array(p, v, false, sizeof(StateTransition), parse_transition,
-			      &rp->transitions, &rp->n_transitions)));
-	/* serde(default): absent is empty, but null is still a type error */
-	TRY(FIELD(p, &o, "states", false,
-		  parse_array(p, v, true, sizeof(StateMeasurement), parse_state_measurement,
-			      &rp->states, &rp->n_states)));
-	TRY(FIELD(p, &o, "resource_samples", true,
-		  parse_array(p, v, false, sizeof(ResourceSample), parse_resource_sample,
-			      &rp->resource_samples, &rp->n_resource_samples)));
-	TRY(FIELD(p, &o, "resources", true, parse_usage(p, v, &rp->resources)));
-	return object_end(&o, &rp->extra);
+		if (f->required && !v)
+			return fail_missing(p, f->name);
+		saved = path_push_field(p, f->name);
+		r = parse_field(p, f, v, base);
+		path_pop(p, saved);
+		if (r < 0)
+			return r;
+	}
+	return gather_extra(obj, sf, (json_t **)((char *)base + sf->extra_offset));
 }
 
 int record_parse(const char *json, size_t len, RunProfile **ret, char **ret_error)
@@ -520,7 +371,7 @@ int record_parse(const char *json, size_t len, RunProfile **ret, char **ret_erro
 		r = -ENOMEM;
 		goto finish;
 	}
-	r = parse_profile(&p, root, rp);
+	r = parse_struct(&p, root, &run_profile_fields, rp);
 	if (r >= 0)
 		*ret = TAKE_PTR(rp);
 finish:

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The seed's render_text, byte for byte. Rust's {:.3} rounds the exact binary
- * value half to even, as glibc's %.3f does; {:<12} is %-12s, {:>10.3} %10.3f.
+ * The text report (docs/record-format.md, "Text report"), byte for byte as
+ * the reference records in tests/fixtures/ have it. Decimals round the exact
+ * binary value half to even, as glibc's %.3f does.
  */
 #include <errno.h>
 #include <inttypes.h>

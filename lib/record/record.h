@@ -2,15 +2,16 @@
 #pragma once
 
 /*
- * The keyhog-profile-v1 run record (DESIGN.md §2), ported from the seed's
- * keyhog_profile crate: the model, strict parsing, serde_json-identical
- * serialisation, the seed's text report, /proc resource snapshots of any pid,
- * and two ways to build a record:
+ * The keyhog-profile-v1 run record (docs/record-format.md): the model, strict
+ * parsing, serialisation byte-identical to the reference records in
+ * tests/fixtures/, the text report, /proc resource snapshots of any pid, and
+ * two ways to build a record:
  *  - RunRecorder: a record for one target pid (identity, transitions, resource
  *    samples of that pid). Any number may run at once; the span counters are
  *    not touched. The daemon builds sampling-session records with it.
- *  - SpanSession: the seed's process-global Session: resources of this
- *    process plus the stage spans of span.h. One at a time (-EBUSY).
+ *  - SpanSession: the process-global session of an instrumented program:
+ *    resources of this process plus the stage spans of span.h. One at a time
+ *    (-EBUSY).
  *
  * All functions return negative errno; ret_* outputs are untouched on failure.
  */
@@ -163,7 +164,7 @@ typedef struct RunProfile {
 /* ---- model (record.c) ---- */
 
 /*
- * A fresh identity as the seed's RunIdentity::new: run_id from this process's
+ * A fresh identity: run_id from this process's
  * pid, the realtime clock and a process-wide sequence; cache unknown, daemon
  * off, scanner_threads 0, reader_threads and backend_selected null,
  * logical_cpus the CPUs this process may run on. Strings are copied.
@@ -200,7 +201,7 @@ int record_serialise(const RunProfile *p, bool pretty, char **ret);
 
 /* ---- text (record-text.c) ---- */
 
-/* The seed's render_text, byte for byte (ends with a newline). */
+/* The text report (docs/record-format.md), byte for byte (ends with a newline). */
 int record_render_text(const RunProfile *p, char **ret);
 
 /* ---- resources (resources.c) ---- */
@@ -208,11 +209,18 @@ int record_render_text(const RunProfile *p, char **ret);
 /*
  * Read CPU time from /proc/<pid>/stat and VmRSS, VmSize, Threads from
  * /proc/<pid>/status (pid 0: this process). Values that cannot be read are
- * null; -ESRCH when the process does not exist (any more).
+ * null; -ESRCH when the process does not exist (any more) or has exited and
+ * is a zombie (its /proc entries no longer describe a running program).
  */
 int resource_snapshot_read(pid_t pid, ResourceSnapshot *ret);
+/*
+ * The same for a cgroup (v2 directory 'dir_fd'): CPU time from cpu.stat's
+ * usage_usec, resident bytes from memory.current (null without the memory
+ * controller); virtual size and threads are null. -ESRCH when it is gone.
+ */
+int resource_snapshot_read_cgroup(int dir_fd, ResourceSnapshot *ret);
 
-/* The seed's arithmetic, exported for tests and the daemon. */
+/* The record's arithmetic (docs/record-format.md), exported for tests and the daemon. */
 OptU64 resource_cpu_milli_percent(OptU64 start_cpu_ms, OptU64 finish_cpu_ms, uint64_t elapsed_ns);
 OptF64 resource_cpu_percent(OptU64 start_cpu_ms, OptU64 finish_cpu_ms, uint64_t elapsed_ns);
 
@@ -226,15 +234,24 @@ typedef struct RunRecorder RunRecorder;
  * success (and zeroes *identity).
  */
 int run_recorder_new(pid_t pid, RunIdentity *identity, RunRecorder **ret);
+/*
+ * The same for a run whose resources are a cgroup's (its v2 directory, dup'ed),
+ * or nobody's (cgroup_fd < 0: all null, e.g. the whole machine).
+ */
+int run_recorder_new_cgroup(int cgroup_fd, RunIdentity *identity, RunRecorder **ret);
 /* The identity, to adjust before finishing (backend_selected, cache_state, ...). */
 RunIdentity *run_recorder_identity(RunRecorder *r);
+/* CLOCK_MONOTONIC nanoseconds when the run started ("created"). */
+uint64_t run_recorder_started_ns(const RunRecorder *r);
+/* The transitions so far (none once finished: the record has them). */
+size_t run_recorder_transitions(const RunRecorder *r, const StateTransition **ret);
 /* Record a transition to state with a resource snapshot of the pid. -ESTALE once finished. */
 int run_recorder_transition(RunRecorder *r, RunState state);
 /* The run's input totals (the daemon: ring bytes and samples read). */
 void run_recorder_set_input(RunRecorder *r, uint64_t bytes, uint64_t units);
 /*
  * Transition to status and build the record: wall time, per-state
- * measurements and resource usage with the seed's arithmetic. The recorder
+ * measurements and resource usage (docs/record-format.md). The recorder
  * is finished afterwards (free it).
  */
 int run_recorder_finish(RunRecorder *r, RunState status, RunProfile **ret);
@@ -245,7 +262,7 @@ void run_recorder_freep(RunRecorder **r);
 typedef struct SpanSession SpanSession;
 
 /*
- * The process-global span session (the seed's Session::start): -EBUSY while
+ * The process-global span session: -EBUSY while
  * another is active. Resets all span counters and enables spans; resources
  * are this process's. Takes over *identity's members on success.
  */
@@ -255,11 +272,26 @@ int span_session_transition(SpanSession *s, RunState state);
 /*
  * Transition to status, disable spans, and build the record from the session
  * counters (stages, input totals); then resets the global counters and
- * releases the session slot. Free the session afterwards.
+ * releases the session slot. Free the session afterwards. An attached span
+ * ring gets the final transition and is detached.
  */
 int span_session_finish(SpanSession *s, RunState status, RunProfile **ret);
 /*
- * Free; an unfinished session is abandoned like the seed's Drop: spans are
+ * Part of a live run with profd: from now on every session span also writes
+ * its interval (tid, stage, begin, end), and every transition its state and
+ * time, into the span ring at 'mem' (span-ring.h: shared memory profd made,
+ * 'size' bytes), starting with the transitions made so far. -EBADMSG when
+ * 'mem' is not a span ring, -EBUSY when one is attached, -ESTALE once finished.
+ */
+int span_session_attach_ring(SpanSession *s, void *mem, size_t size);
+/*
+ * Stop writing into the ring. A span another thread is just ending may still
+ * write into it, so keep the memory mapped (profd's live client replaces it
+ * with private memory rather than unmapping it).
+ */
+void span_session_detach_ring(SpanSession *s);
+/*
+ * Free; an unfinished session is abandoned: spans are
  * disabled, all counters reset and the slot released, leaving no state.
  */
 SpanSession *span_session_free(SpanSession *s);

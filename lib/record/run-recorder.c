@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Building a run record for one process: transitions with resource snapshots
- * of that process, then the seed's per-state measurements and resource usage.
+ * of that process, then the per-state measurements and resource usage
+ * (docs/record-format.md, "Arithmetic").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <time.h>
 
 #include "cleanup.h"
 #include "record.h"
+#include "time-util.h"
 
 struct RunRecorder {
 	pid_t pid;
+	bool of_cgroup; /* resources from cgroup_fd (-1: none) instead of the pid */
+	int cgroup_fd;
 	RunIdentity identity;
 	uint64_t started_ns;
 	ResourceSnapshot at_start;
@@ -22,20 +27,15 @@ struct RunRecorder {
 	bool finished;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
-}
-
-/* A process that is gone or unreadable gives an all-null snapshot, as in the seed. */
-static ResourceSnapshot snapshot_of(pid_t pid)
+/* A process (or cgroup) that is gone, a zombie or unreadable gives an all-null snapshot. */
+static ResourceSnapshot snapshot_of(const RunRecorder *r)
 {
 	ResourceSnapshot s = {};
 
-	(void) resource_snapshot_read(pid, &s);
+	if (!r->of_cgroup)
+		(void) resource_snapshot_read(r->pid, &s);
+	else if (r->cgroup_fd >= 0)
+		(void) resource_snapshot_read_cgroup(r->cgroup_fd, &s);
 	return s;
 }
 
@@ -66,7 +66,8 @@ static int record_transition(RunRecorder *r, RunState state, uint64_t elapsed_ns
 	return 0;
 }
 
-int run_recorder_new(pid_t pid, RunIdentity *identity, RunRecorder **ret)
+static int recorder_new(pid_t pid, int cgroup_fd, bool of_cgroup, RunIdentity *identity,
+			RunRecorder **ret)
 {
 	_cleanup_(run_recorder_freep) RunRecorder *r = NULL;
 	int k;
@@ -75,8 +76,15 @@ int run_recorder_new(pid_t pid, RunIdentity *identity, RunRecorder **ret)
 	if (!r)
 		return -ENOMEM;
 	r->pid = pid;
-	r->started_ns = now_ns();
-	r->at_start = snapshot_of(pid);
+	r->of_cgroup = of_cgroup;
+	r->cgroup_fd = -1;
+	if (cgroup_fd >= 0) {
+		r->cgroup_fd = fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3);
+		if (r->cgroup_fd < 0)
+			return negative_errno();
+	}
+	r->started_ns = clock_nanos(CLOCK_MONOTONIC);
+	r->at_start = snapshot_of(r);
 	k = record_transition(r, RUN_STATE_CREATED, 0, r->at_start);
 	if (k < 0)
 		return k;
@@ -86,9 +94,30 @@ int run_recorder_new(pid_t pid, RunIdentity *identity, RunRecorder **ret)
 	return 0;
 }
 
+int run_recorder_new(pid_t pid, RunIdentity *identity, RunRecorder **ret)
+{
+	return recorder_new(pid, -1, false, identity, ret);
+}
+
+int run_recorder_new_cgroup(int cgroup_fd, RunIdentity *identity, RunRecorder **ret)
+{
+	return recorder_new(0, cgroup_fd, true, identity, ret);
+}
+
 RunIdentity *run_recorder_identity(RunRecorder *r)
 {
 	return &r->identity;
+}
+
+uint64_t run_recorder_started_ns(const RunRecorder *r)
+{
+	return r->started_ns;
+}
+
+size_t run_recorder_transitions(const RunRecorder *r, const StateTransition **ret)
+{
+	*ret = r->transitions;
+	return r->n;
 }
 
 int run_recorder_transition(RunRecorder *r, RunState state)
@@ -97,8 +126,8 @@ int run_recorder_transition(RunRecorder *r, RunState state)
 
 	if (r->finished)
 		return -ESTALE;
-	elapsed_ns = now_ns() - r->started_ns;
-	return record_transition(r, state, elapsed_ns, snapshot_of(r->pid));
+	elapsed_ns = clock_nanos(CLOCK_MONOTONIC) - r->started_ns;
+	return record_transition(r, state, elapsed_ns, snapshot_of(r));
 }
 
 void run_recorder_set_input(RunRecorder *r, uint64_t bytes, uint64_t units)
@@ -114,7 +143,7 @@ static OptU64 max_option(OptU64 a, OptU64 b)
 	return a.set ? a : b;
 }
 
-/* The seed's state_measurements(): one per consecutive pair of transitions. */
+/* One per consecutive pair of transitions: the state left, with both snapshots' differences. */
 static int state_measurements(const RunRecorder *r, StateMeasurement **ret, size_t *ret_n)
 {
 	_cleanup_free_ StateMeasurement *states = NULL;
@@ -155,7 +184,7 @@ static int state_measurements(const RunRecorder *r, StateMeasurement **ret, size
 	return 0;
 }
 
-/* The seed's resource_usage(). */
+/* start and finish snapshots, the largest of every snapshot, CPU over wall time. */
 static ResourceUsage resource_usage(const RunRecorder *r, ResourceSnapshot finish, uint64_t wall_ns)
 {
 	ResourceUsage u = {
@@ -186,7 +215,7 @@ int run_recorder_finish(RunRecorder *r, RunState status, RunProfile **ret)
 	k = run_recorder_transition(r, status);
 	if (k < 0)
 		return k;
-	wall_ns = now_ns() - r->started_ns;
+	wall_ns = clock_nanos(CLOCK_MONOTONIC) - r->started_ns;
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -220,6 +249,7 @@ RunRecorder *run_recorder_free(RunRecorder *r)
 	if (!r)
 		return NULL;
 	run_identity_done(&r->identity);
+	safe_close(r->cgroup_fd);
 	free(r->transitions);
 	free(r->samples);
 	free(r);

@@ -8,7 +8,10 @@
  * it reads CLOCK_MONOTONIC twice and adds to static atomic counters, never
  * allocating. Counters exist twice: global ones (taken with
  * span_take_stage_measurements()) and session ones that only spans started
- * while the process-global SpanSession (record.h) is active add to.
+ * while the process-global SpanSession (record.h) is active add to. While the
+ * session is part of a live run with profd (span_session_attach_ring()), a
+ * session span also writes its interval (tid, stage, begin, end) into the
+ * run's shared span ring: a few stores, no lock, no system call.
  *
  *	SPAN_SCOPE(STAGE_DECODE);          // measured until the end of the block
  *
@@ -40,9 +43,12 @@ typedef struct SpanCounters {
 } SpanCounters;
 
 /* Private to the inline hot path below; use the functions. */
+typedef struct SpanRingWriter SpanRingWriter;
 typedef struct SpanSwitches {
 	atomic_bool enabled;
 	atomic_bool session_active;
+	/* the live run's span ring (span-ring.h) session spans also write to, or NULL */
+	SpanRingWriter *_Atomic ring;
 } SpanSwitches;
 extern SpanSwitches span_switches_;
 extern SpanCounters span_global_counters_;
@@ -89,6 +95,9 @@ static inline Span span_begin(Stage stage)
 	return span;
 }
 
+/* Write a session span's interval into the live run's span ring (span-ring.c). */
+void span_ring_put_(Stage stage, uint64_t begin_ns, uint64_t end_ns);
+
 static inline void span_counters_add_(SpanCounters *c, Stage stage, uint64_t elapsed, bool decoded)
 {
 	atomic_fetch_add_explicit(&c->elapsed_ns[stage], elapsed, memory_order_relaxed);
@@ -100,17 +109,21 @@ static inline void span_counters_add_(SpanCounters *c, Stage stage, uint64_t ela
 /* End a span; does nothing for a span begun while disabled. Safe to call once. */
 static inline void span_end(Span *span)
 {
-	uint64_t elapsed;
+	uint64_t now, elapsed;
 	bool decoded;
 
 	if (!span->recording)
 		return;
 	span->recording = false;
-	elapsed = span_now_ns() - span->started_ns;
+	now = span_now_ns();
+	elapsed = now - span->started_ns;
 	decoded = span_attribution_ == ATTRIBUTION_DECODED;
 	span_counters_add_(&span_global_counters_, span->stage, elapsed, decoded);
-	if (span->session_recording)
+	if (span->session_recording) {
 		span_counters_add_(&span_session_counters_, span->stage, elapsed, decoded);
+		if (atomic_load_explicit(&span_switches_.ring, memory_order_relaxed))
+			span_ring_put_(span->stage, span->started_ns, now);
+	}
 }
 
 #define SPAN_UNIQ_(a, b) a##b

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "test-util.h"
 
 static uint64_t now_ns(void)
 {
@@ -32,23 +33,6 @@ static int compare_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static long rss_kib(const char *pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%s/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
 }
 
 static sd_bus *connect_bus(const char *address)
@@ -163,7 +147,7 @@ int main(int argc, char **argv)
 	fclose(f);
 
 	bus = connect_bus(argv[1]);
-	printf("rss_idle %ld KiB\n", rss_kib(argv[2]));
+	printf("rss_idle %ld KiB\n", test_process_status_kib(atoi(argv[2]), "VmRSS"));
 
 	start = now_ns();
 	for (unsigned i = 0; i < n_runs; i++) {
@@ -174,7 +158,7 @@ int main(int argc, char **argv)
 	}
 	elapsed = now_ns() - start;
 	printf("submit_run_mean %.1f us\n", elapsed / 1000.0 / n_runs);
-	printf("rss_%u_runs %ld KiB\n", n_runs, rss_kib(argv[2]));
+	printf("rss_%u_runs %ld KiB\n", n_runs, test_process_status_kib(atoi(argv[2]), "VmRSS"));
 
 	time_calls(bus, "get_run", "GetRun", "s", 2000, n_runs);
 	time_calls(bus, "list_runs", "ListRuns", NULL, 200, n_runs);
@@ -200,7 +184,7 @@ int main(int argc, char **argv)
 	}
 	elapsed = now_ns() - start;
 	printf("get_run_%u_clients %.0f calls/s\n", n_clients, total * 1e9 / elapsed);
-	printf("rss_after %ld KiB\n", rss_kib(argv[2]));
+	printf("rss_after %ld KiB\n", test_process_status_kib(atoi(argv[2]), "VmRSS"));
 	sd_bus_flush_close_unref(bus);
 	return 0;
 }

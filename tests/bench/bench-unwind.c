@@ -12,15 +12,19 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "address-space.h"
 #include "cleanup.h"
+#include "dwarf-unwind.h"
 #include "sampling-session.h"
 #include "stack-resolver.h"
 #include "unwind-harness.h"
@@ -123,6 +127,144 @@ static double median(double *v, size_t n)
 	return v[n / 2];
 }
 
+/* Files opened as profd opens them; BENCH_DEBUGINFO_PATH, if set, is the debug directory. */
+static const TargetFileOpener *bench_files(void)
+{
+	static const char *debug_dirs[2];
+	static TargetFilePolicy policy;
+	static TargetFileOpener files = { target_file_open, &policy };
+
+	debug_dirs[0] = getenv("BENCH_DEBUGINFO_PATH");
+	policy.debug_dirs = debug_dirs[0] ? debug_dirs : NULL;
+	return &files;
+}
+
+/* A fresh address space following the capture's maps, with an unwinder using 'method'. */
+typedef struct UnwindOnly {
+	AddressSpace *space;
+	Unwinder *unwinder;
+} UnwindOnly;
+
+static void unwind_only_init(UnwindOnly *u, const Capture *c, SymbolCache *cache,
+			     UnwindMethod method)
+{
+	int r = address_space_new(bench_files(), cache, 0, &u->space);
+
+	harness_assert(r >= 0, "address_space_new: %s", strerror(-r));
+	r = unwinder_new(u->space, &u->unwinder);
+	harness_assert(r >= 0, "unwinder_new: %s", strerror(-r));
+	unwinder_set_method(u->unwinder, method);
+	r = address_space_update(u->space, c->maps);
+	harness_assert(r >= 0, "address_space_update: %s", strerror(-r));
+}
+
+static void unwind_only_done(UnwindOnly *u)
+{
+	address_space_free(u->space);
+	unwinder_free(u->unwinder);
+}
+
+/* Unwind every captured sample once; ns of CPU per sample. */
+static double unwind_pass(const Capture *c, UnwindOnly *u, uint64_t *ret_frames)
+{
+	uint64_t pcs[STACK_RESOLVER_DEFAULT_MAX_DEPTH], start = cpu_ns(), frames = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		bool truncated;
+		int r = unwind_sample(u->unwinder, &c->samples[i].sample, pcs, ELEMENTSOF(pcs),
+				      &truncated);
+
+		harness_assert(r >= 0, "unwind_sample: %s", strerror(-r));
+		frames += (uint64_t)r;
+	}
+	if (ret_frames)
+		*ret_frames = frames;
+	return (double)(cpu_ns() - start) / (double)c->n;
+}
+
+/*
+ * Unwinding alone, without naming: the compiled CFI tables against libdwfl on
+ * the same samples; each method cold (a new SymbolCache: tables built, or
+ * libdw's CFI parsed, on first use) and then steady, rounds interleaved.
+ */
+static void bench_unwind_only(const Capture *c)
+{
+	static const char *const names[] = { "tables", "libdw" };
+	double cold[2], steady[2][ROUNDS];
+	UnwinderStats stats;
+	uint64_t frames;
+
+	for (int m = 0; m < 2; m++) {
+		_cleanup_(symbol_cache_freep) SymbolCache *cache = NULL;
+		UnwindOnly u;
+		int r = symbol_cache_new(&cache);
+
+		harness_assert(r >= 0, "symbol_cache_new: %s", strerror(-r));
+		unwind_only_init(&u, c, cache, m == 0 ? UNWIND_METHOD_TABLES : UNWIND_METHOD_LIBDW);
+		cold[m] = unwind_pass(c, &u, NULL);
+		unwind_only_done(&u);
+	}
+	{
+		_cleanup_(symbol_cache_freep) SymbolCache *cache = NULL;
+		UnwindOnly u[2];
+		int r = symbol_cache_new(&cache);
+
+		harness_assert(r >= 0, "symbol_cache_new: %s", strerror(-r));
+		for (int m = 0; m < 2; m++) {
+			unwind_only_init(&u[m], c, cache,
+					 m == 0 ? UNWIND_METHOD_TABLES : UNWIND_METHOD_LIBDW);
+			unwind_pass(c, &u[m], NULL);
+		}
+		for (int i = 0; i < ROUNDS; i++)
+			for (int m = 0; m < 2; m++)
+				steady[m][i] = unwind_pass(c, &u[m], &frames);
+		unwinder_get_stats(u[0].unwinder, &stats);
+		for (int m = 0; m < 2; m++)
+			unwind_only_done(&u[m]);
+	}
+	for (int m = 0; m < 2; m++)
+		printf("unwinding alone, %s: cold %.2f us/sample, steady median %.3f us/sample\n",
+		       names[m], cold[m] / 1e3, median(steady[m], ROUNDS) / 1e3);
+	printf("unwinding alone: %.1f frames per sample; tables walked %.1f%% of the samples "
+	       "alone; steady tables/libdw = %.3f\n",
+	       (double)frames / (double)c->n,
+	       100.0 * (double)stats.table_samples /
+		       (double)(stats.table_samples + stats.libdw_samples),
+	       median(steady[0], ROUNDS) / median(steady[1], ROUNDS));
+}
+
+/* What compiling each mapped module's CFI costs once. */
+static void bench_table_build(const Capture *c)
+{
+	_cleanup_(symbol_cache_freep) SymbolCache *cache = NULL;
+	AddressSpace *space;
+	int r;
+
+	r = symbol_cache_new(&cache);
+	harness_assert(r >= 0, "symbol_cache_new: %s", strerror(-r));
+	r = address_space_new(bench_files(), cache, 0, &space);
+	harness_assert(r >= 0, "address_space_new: %s", strerror(-r));
+	r = address_space_update(space, c->maps);
+	harness_assert(r >= 0, "address_space_update: %s", strerror(-r));
+	for (size_t i = 0; i < c->maps->n_mappings; i++) {
+		const ProcessMapping *m = &c->maps->mappings[i];
+		_cleanup_(cfi_table_freep) CfiTable *t = NULL;
+		ModuleInfo *info;
+		Dwfl_Module *mod;
+		uint64_t start;
+
+		if (!m->path || !(m->prot & PROT_EXEC) ||
+		    !(mod = address_space_find(space, m->start, &info)))
+			continue;
+		start = cpu_ns();
+		r = cfi_table_build(mod, &t);
+		harness_assert(r >= 0, "cfi_table_build: %s", strerror(-r));
+		printf("CFI table of %s: %zu ranges, %zu bytes, built in %.2f ms\n", info->path,
+		       cfi_table_rows(t), cfi_table_bytes(t), (double)(cpu_ns() - start) / 1e6);
+	}
+	address_space_free(space);
+}
+
 /* One session's worth: a fresh resolver and profile over the capture. */
 static void run_session(const Capture *c, SymbolCache *cache, double *ret_first, double *ret_steady,
 			const char **ret_state, uint64_t *ret_truncated)
@@ -130,7 +272,7 @@ static void run_session(const Capture *c, SymbolCache *cache, double *ret_first,
 	_cleanup_(stack_resolver_freep) StackResolver *resolver = NULL;
 	_cleanup_profile_ Profile *profile = NULL;
 	StackResolverOptions o = { .mode = STACK_UNWIND_DWARF, .cache = cache,
-				   .debuginfo_path = getenv("BENCH_DEBUGINFO_PATH") };
+				   .files = bench_files() };
 	int r;
 
 	r = stack_resolver_new(&o, &resolver);
@@ -293,7 +435,8 @@ static void run_memory_bench(const char *workload, const char *seconds)
 
 int main(int argc, char **argv)
 {
-	char *wargv[] = { argc > 1 ? argv[1] : NULL, (char *)"14", (char *)"2", NULL };
+	/* alive (stopped) until every replay is done: files are opened through it (target-files.h) */
+	char *wargv[] = { argc > 1 ? argv[1] : NULL, (char *)"600", (char *)"2", NULL };
 	_cleanup_(symbol_cache_freep) SymbolCache *cache = NULL;
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
 	Capture capture = {};
@@ -322,11 +465,15 @@ int main(int argc, char **argv)
 	capture.session = s;
 	r = sampling_session_run(s);
 	harness_assert(r >= 0 && capture.n > 0, "capture failed: %s", strerror(-r));
+	kill(pid, SIGSTOP); /* its CPU is not the benchmark's */
 	for (size_t i = 0; i < capture.n; i++)
 		stack_kib += capture.samples[i].sample.stack_dyn_size / 1024.0;
 	printf("captured %zu samples of %s (2 threads, 999 Hz, 16 KiB stacks, "
 	       "%.1f KiB used on average)\n",
 	       capture.n, argv[1], stack_kib / (double)capture.n);
+
+	bench_unwind_only(&capture);
+	bench_table_build(&capture);
 
 	r = symbol_cache_new(&cache);
 	harness_assert(r >= 0, "symbol_cache_new: %s", strerror(-r));

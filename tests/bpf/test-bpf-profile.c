@@ -8,10 +8,12 @@
  *   count          the target's samples are counted with valid user stacks
  *                  whose leaf ip lies in the workload's text, only the target
  *                  is counted, and both its threads are seen
- *   foreign-tgid   a target tgid no process can have: the program runs but
- *                  counts nothing
+ *   foreign-tgid   a target tgid no process can have (in the `tgids` set): the
+ *                  program runs but counts nothing
  *   load-failure   a map the kernel refuses: load fails with a negative errno
  *                  and libbpf's message names the map
+ *   stacks-full    a `stacks` map of 1 entry: samples keep counting, the stacks
+ *                  that did not fit are flagged lost and counted
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -165,12 +168,16 @@ static int spawn_held(char *const argv[], pid_t *ret_pid, int *ret_go)
 	return 0;
 }
 
-static int wait_exited_cleanly(pid_t pid)
+/* Reap pid; its CPU time (user + system) in *ret_cpu_nanos. */
+static int wait_exited_cleanly(pid_t pid, uint64_t *ret_cpu_nanos)
 {
+	struct rusage ru;
 	int status;
 
-	if (waitpid(pid, &status, 0) < 0)
+	if (wait4(pid, &status, 0, &ru) < 0)
 		return negative_errno();
+	*ret_cpu_nanos = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			 (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
 }
 
@@ -225,12 +232,12 @@ static int read_text_ranges(pid_t pid, const char *path, TextRanges *ret)
 typedef struct Tally {
 	uint64_t samples;             /* all counts in the map */
 	uint64_t foreign_samples;     /* counted for a tgid other than the target */
-	uint64_t user_stacks;         /* samples with a user stack id >= 0 */
-	uint64_t user_collisions;     /* ... -EEXIST instead: the stack's bucket was taken */
+	uint64_t user_stacks;         /* samples with a user stack */
+	uint64_t lost_user_stacks;    /* ... whose stack `stacks` could not hold instead */
 	uint64_t leaf_in_text;        /* ... whose leaf ip is in the workload's text */
-	uint64_t kernel_stacks;       /* samples with a kernel stack id >= 0 */
+	uint64_t kernel_stacks;       /* samples with a kernel stack */
 	uint64_t bad_kernel_leaves;   /* ... whose leaf ip is not a kernel address */
-	uint64_t missing_stacks;      /* stack ids >= 0 absent from the stack map */
+	uint64_t missing_stacks;      /* stack hashes absent from `stacks` */
 	uint32_t tids[MAX_TIDS];
 	size_t n_tids;
 } Tally;
@@ -244,16 +251,15 @@ static void tally_tid(Tally *t, uint32_t tid)
 		t->tids[t->n_tids++] = tid;
 }
 
-static int stack_leaf(const struct profile_bpf *skel, int32_t id, uint64_t *ret)
+static int stack_leaf(const struct profile_bpf *skel, uint64_t hash, uint64_t *ret)
 {
-	uint64_t ips[PROFILE_BPF_STACK_DEPTH];
-	uint32_t key = (uint32_t)id;
+	ProfileBpfStack stack;
 	int r;
 
-	r = bpf_map__lookup_elem(skel->maps.stackmap, &key, sizeof(key), ips, sizeof(ips), 0);
+	r = bpf_map__lookup_elem(skel->maps.stacks, &hash, sizeof(hash), &stack, sizeof(stack), 0);
 	if (r < 0)
 		return r;
-	*ret = ips[0];
+	*ret = stack.ips[0];
 	return 0;
 }
 
@@ -268,18 +274,18 @@ static void tally_bucket(const struct profile_bpf *skel, uint32_t target, const 
 		return;
 	}
 	tally_tid(t, k->tid);
-	if (k->user_stack_id >= 0) {
-		if (stack_leaf(skel, k->user_stack_id, &leaf) < 0)
+	if (k->user_stack) {
+		if (stack_leaf(skel, k->user_stack, &leaf) < 0)
 			t->missing_stacks += n;
 		else {
 			t->user_stacks += n;
 			if (text_ranges_contain(text, leaf))
 				t->leaf_in_text += n;
 		}
-	} else if (k->user_stack_id == -EEXIST)
-		t->user_collisions += n;
-	if (k->kernel_stack_id >= 0) {
-		if (stack_leaf(skel, k->kernel_stack_id, &leaf) < 0)
+	} else if (k->lost & PROFILE_BPF_LOST_USER)
+		t->lost_user_stacks += n;
+	if (k->kernel_stack) {
+		if (stack_leaf(skel, k->kernel_stack, &leaf) < 0)
 			t->missing_stacks += n;
 		else {
 			t->kernel_stacks += n;
@@ -332,9 +338,14 @@ static int prog_runs(const struct bpf_program *prog, ProgRuns *ret)
 	return 0;
 }
 
-/* Profile one run of the workload with target_tgid set to `tgid` (0: the workload itself). */
-static int profile_workload(const char *workload, uint32_t tgid, Tally *ret_tally,
-			    ProgRuns *ret_runs, struct profile_bpf__bss *ret_bss)
+/*
+ * Profile one run of the workload with `tgid` the only entry of `tgids` (0: the
+ * workload itself) and `stacks` of 'max_stacks' entries (0: the default); the CPU
+ * time the workload used, all of it sampled, in *ret_cpu_nanos.
+ */
+static int profile_workload(const char *workload, uint32_t tgid, uint32_t max_stacks,
+			    Tally *ret_tally, ProgRuns *ret_runs, struct profile_bpf__bss *ret_bss,
+			    uint64_t *ret_cpu_nanos)
 {
 	_cleanup_(profile_bpf__destroyp) struct profile_bpf *skel = NULL;
 	_cleanup_(cpu_links_done) CpuLinks links = {};
@@ -342,6 +353,8 @@ static int profile_workload(const char *workload, uint32_t tgid, Tally *ret_tall
 	char *argv[] = { (char *)workload, (char *)"1.5", (char *)"2", NULL };
 	TextRanges text = {};
 	ProgRuns runs = {};
+	uint32_t target;
+	uint8_t one = 1;
 	pid_t pid = 0;
 	int r;
 
@@ -357,10 +370,18 @@ static int profile_workload(const char *workload, uint32_t tgid, Tally *ret_tall
 		fprintf(stderr, "cannot open bpf skeleton 'profile_bpf': %s\n", strerror(-r));
 		return r;
 	}
-	skel->rodata->target_tgid = tgid ? tgid : (uint32_t)pid;
+	if (max_stacks)
+		(void)bpf_map__set_max_entries(skel->maps.stacks, max_stacks);
 	r = profile_bpf__load(skel);
 	if (r < 0) {
 		fprintf(stderr, "cannot load bpf skeleton 'profile_bpf': %s\n", strerror(-r));
+		return r;
+	}
+	target = tgid ? tgid : (uint32_t)pid;
+	r = bpf_map__update_elem(skel->maps.tgids, &target, sizeof(target), &one, sizeof(one),
+				 BPF_ANY);
+	if (r < 0) {
+		fprintf(stderr, "cannot add tgid %u to bpf map 'tgids': %s\n", target, strerror(-r));
 		return r;
 	}
 	/* Lets the kernel count program runs, so "ran but counted nothing" is provable. */
@@ -383,7 +404,7 @@ static int profile_workload(const char *workload, uint32_t tgid, Tally *ret_tall
 	if (r < 0)
 		fprintf(stderr, "cannot find text of '%s' in pid %d: %s\n", workload, (int)pid,
 			strerror(-r));
-	if (wait_exited_cleanly(pid) < 0) {
+	if (wait_exited_cleanly(pid, ret_cpu_nanos) < 0) {
 		fprintf(stderr, "workload '%s' did not exit cleanly\n", workload);
 		return -ECHILD;
 	}
@@ -391,7 +412,7 @@ static int profile_workload(const char *workload, uint32_t tgid, Tally *ret_tall
 		return r;
 	cpu_links_done(&links);
 
-	r = tally_counts(skel, skel->rodata->target_tgid, &text, ret_tally);
+	r = tally_counts(skel, target, &text, ret_tally);
 	if (r < 0) {
 		fprintf(stderr, "cannot read bpf map 'counts': %s\n", strerror(-r));
 		return r;
@@ -417,36 +438,40 @@ static int test_count(const char *workload)
 {
 	struct profile_bpf__bss bss;
 	ProgRuns runs;
+	uint64_t cpu_nanos, expected;
 	Tally t;
 	int fails = 0;
 
-	if (profile_workload(workload, 0, &t, &runs, &bss) < 0)
+	if (profile_workload(workload, 0, 0, &t, &runs, &bss, &cpu_nanos) < 0)
 		return 1;
+	expected = cpu_nanos * SAMPLE_HZ / 1000000000ULL;
+	printf("workload CPU time %.3f s: %" PRIu64 " samples expected at %u Hz\n",
+	       (double)cpu_nanos / 1e9, expected, SAMPLE_HZ);
 	printf("samples %" PRIu64 " (program runs %" PRIu64 ", %" PRIu64 " ns each), user stacks %"
-	       PRIu64 " (collisions %" PRIu64 "), leaf in text %" PRIu64 ", kernel stacks %" PRIu64
+	       PRIu64 " (lost %" PRIu64 "), leaf in text %" PRIu64 ", kernel stacks %" PRIu64
 	       ", threads %zu\n", t.samples, runs.count, runs.nanos / (runs.count ? runs.count : 1),
-	       t.user_stacks, t.user_collisions, t.leaf_in_text, t.kernel_stacks, t.n_tids);
+	       t.user_stacks, t.lost_user_stacks, t.leaf_in_text, t.kernel_stacks, t.n_tids);
 
-	/* 2 threads x 1.5 s x 999 Hz is ~3000; a loaded machine still gives far more than 100. */
-	fails += check(t.samples >= 100, "samples counted for the target", t.samples, ">= 100");
+	/*
+	 * The events fire on every CPU at 999 Hz and count whoever runs: the target's samples
+	 * are what its CPU time is worth, however much of the machine it got (a busy machine
+	 * gives it less: 2 threads x 1.5 s is worth ~3000 samples only on two idle CPUs).
+	 * Attached before the workload's exec, so all of its CPU time was sampled.
+	 */
+	fails += check(t.samples * 10 >= expected * 9 && expected >= 100,
+		       "samples counted for the target", t.samples,
+		       ">= 90% of what the workload's CPU time is worth, and that >= 100");
 	fails += check(runs.count >= t.samples, "program runs", runs.count, ">= samples counted");
 	fails += check(t.foreign_samples == 0, "samples of other processes", t.foreign_samples,
-		       "0 (target_tgid filter)");
+		       "0 (tgids filter)");
 	fails += check(t.n_tids >= 2, "distinct threads sampled", t.n_tids, ">= 2");
-	fails += check(t.missing_stacks == 0, "stack ids absent from stackmap", t.missing_stacks,
+	fails += check(t.missing_stacks == 0, "stack hashes absent from 'stacks'", t.missing_stacks,
 		       "0");
-	/*
-	 * Without frame pointers the kernel's user walk yields the leaf plus a garbage
-	 * frame, so nearly every sample is a new stack and some land in a taken bucket
-	 * (about samples / (2 * PROFILE_BPF_MAX_STACKS) of them).
-	 */
-	fails += check((t.user_stacks + t.user_collisions) * 20 >= t.samples * 19,
-		       "samples with a user stack or a stack-map collision",
-		       t.user_stacks + t.user_collisions, ">= 95% of samples");
-	fails += check(t.user_stacks * 4 >= t.samples * 3, "samples with a user stack",
-		       t.user_stacks, ">= 75% of samples");
-	fails += check(bss.user_stack_errors == t.user_collisions, "user_stack_errors",
-		       bss.user_stack_errors, "the collisions found in 'counts'");
+	/* `stacks` holds every distinct stack until it is full: none lost at this size */
+	fails += check(t.user_stacks * 20 >= t.samples * 19, "samples with a user stack",
+		       t.user_stacks, ">= 95% of samples");
+	fails += check(bss.lost_stacks == 0 && t.lost_user_stacks == 0, "lost_stacks",
+		       (uint64_t)bss.lost_stacks, "0");
 	/* The workload spins in its own text; clock_gettime in the vDSO is the rest. */
 	fails += check(t.leaf_in_text * 5 >= t.user_stacks * 4,
 		       "user leaf ips in the workload's text", t.leaf_in_text,
@@ -475,6 +500,7 @@ static int test_foreign_tgid(const char *workload)
 	struct profile_bpf__bss bss;
 	ProgRuns runs;
 	uint32_t pid_max = 0;
+	uint64_t cpu_nanos;
 	Tally t;
 	int fails = 0;
 
@@ -483,12 +509,39 @@ static int test_foreign_tgid(const char *workload)
 		return 1;
 	}
 	/* pid_max itself is never handed out. */
-	if (profile_workload(workload, pid_max, &t, &runs, &bss) < 0)
+	if (profile_workload(workload, pid_max, 0, &t, &runs, &bss, &cpu_nanos) < 0)
 		return 1;
 	printf("tgid %u: samples %" PRIu64 " (program runs %" PRIu64 ")\n", pid_max, t.samples,
 	       runs.count);
 	fails += check(runs.count >= 100, "program runs", runs.count, ">= 100 (events fired)");
 	fails += check(t.samples == 0, "samples counted for a tgid no process has", t.samples,
+		       "0");
+	return fails ? 1 : 0;
+}
+
+static int test_stacks_full(const char *workload)
+{
+	struct profile_bpf__bss bss;
+	ProgRuns runs;
+	uint64_t cpu_nanos;
+	Tally t;
+	int fails = 0;
+
+	if (profile_workload(workload, 0, 1, &t, &runs, &bss, &cpu_nanos) < 0)
+		return 1;
+	printf("one-entry stacks: samples %" PRIu64 ", user stacks %" PRIu64 ", lost %" PRIu64
+	       " (lost_stacks %" PRIu64 ")\n", t.samples, t.user_stacks, t.lost_user_stacks,
+	       (uint64_t)bss.lost_stacks);
+	fails += check(t.samples >= 100, "samples counted", t.samples, ">= 100");
+	fails += check(t.lost_user_stacks > 0, "samples flagged with a lost user stack",
+		       t.lost_user_stacks, "> 0");
+	/* a sample taken in the kernel before the thread first ran in user mode has neither */
+	fails += check((t.user_stacks + t.lost_user_stacks) * 100 >= t.samples * 99,
+		       "samples with a stack or a lost one", t.user_stacks + t.lost_user_stacks,
+		       ">= 99% of samples");
+	fails += check(bss.lost_stacks >= t.lost_user_stacks, "lost_stacks", (uint64_t)bss.lost_stacks,
+		       ">= samples flagged lost");
+	fails += check(t.missing_stacks == 0, "stack hashes absent from 'stacks'", t.missing_stacks,
 		       "0");
 	return fails ? 1 : 0;
 }
@@ -504,20 +557,20 @@ static int test_load_failure(void)
 		return 1;
 	}
 	/* The kernel refuses a zero-sized map. */
-	r = bpf_map__set_max_entries(skel->maps.stackmap, 0);
+	r = bpf_map__set_max_entries(skel->maps.stacks, 0);
 	if (r < 0) {
-		fprintf(stderr, "cannot resize bpf map 'stackmap': %s\n", strerror(-r));
+		fprintf(stderr, "cannot resize bpf map 'stacks': %s\n", strerror(-r));
 		return 1;
 	}
 	libbpf_messages[0] = '\0';
 	r = profile_bpf__load(skel);
 	if (r >= 0) {
-		fprintf(stderr, "FAIL: loading with a zero-sized 'stackmap' succeeded\n");
+		fprintf(stderr, "FAIL: loading with a zero-sized 'stacks' succeeded\n");
 		return 1;
 	}
 	printf("load failed as expected: %s\n", strerror(-r));
-	if (!strstr(libbpf_messages, "stackmap")) {
-		fprintf(stderr, "FAIL: libbpf's error does not name the map 'stackmap':\n%s\n",
+	if (!strstr(libbpf_messages, "stacks")) {
+		fprintf(stderr, "FAIL: libbpf's error does not name the map 'stacks':\n%s\n",
 			libbpf_messages);
 		return 1;
 	}
@@ -529,7 +582,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *workload = NULL;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s WORKLOAD count|foreign-tgid|load-failure\n", argv[0]);
+		fprintf(stderr, "usage: %s WORKLOAD count|foreign-tgid|stacks-full|load-failure\n", argv[0]);
 		return 2;
 	}
 	/* /proc/PID/maps names the mapped file by its canonical path. */
@@ -544,6 +597,8 @@ int main(int argc, char **argv)
 		return test_count(workload);
 	if (strcmp(argv[2], "foreign-tgid") == 0)
 		return test_foreign_tgid(workload);
+	if (strcmp(argv[2], "stacks-full") == 0)
+		return test_stacks_full(workload);
 	if (strcmp(argv[2], "load-failure") == 0)
 		return test_load_failure();
 	fprintf(stderr, "unknown mode '%s'\n", argv[2]);

@@ -4,11 +4,12 @@
  * ExportToFd with the write end of a pipe and copy what arrives to OUTFILE
  * while the call is outstanding, as profctl does (busctl cannot pass file
  * descriptors). With STALL_SECONDS the pipe is shrunk to one page and left
- * unread that long first: a slow reader. Exit 0 on success; on a D-Bus error
- * print "NAME: message" and exit 1.
+ * unread that long first, or until SIGUSR1 comes: a slow reader. Exit 0 on
+ * success; on a D-Bus error print "NAME: message" and exit 1.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,16 @@ int main(int argc, char **argv)
 	size_t total = 0;
 	char buf[65536];
 
+	sigset_t release;
+
 	if (argc != 5 && argc != 6) {
 		fprintf(stderr, "usage: export-to-fd ADDRESS SESSION_PATH FORMAT OUTFILE [STALL_SECONDS]\n");
 		return 2;
 	}
+	/* blocked from the start: a SIGUSR1 that comes early stays pending and ends the stall */
+	sigemptyset(&release);
+	sigaddset(&release, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &release, NULL);
 	out = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
 		fprintf(stderr, "cannot open '%s': %s\n", argv[4], strerror(errno));
@@ -66,7 +73,9 @@ int main(int argc, char **argv)
 	r = sd_bus_flush(bus);
 	close(pipefd[1]); /* only profd's copy keeps the pipe open now */
 	if (argc == 6)
-		sleep((unsigned)atoi(argv[5]));
+		while (sigtimedwait(&release, NULL, &(struct timespec){ .tv_sec = atoi(argv[5]) }) < 0 &&
+		       errno == EINTR)
+			;
 
 	for (;;) {
 		ssize_t n = read(pipefd[0], buf, sizeof(buf));

@@ -6,6 +6,7 @@
 # FIXTURES_DIR, PROFD_UNIT.
 
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../test-util.sh"
 
 : "${PROFD:?PROFD must name the profd binary}"
 : "${WORKLOAD_SPLIT:?WORKLOAD_SPLIT must name the workload-split binary}"
@@ -59,8 +60,14 @@ ok() {
 	echo "ok - $*"
 }
 
-# start_bus: a private dbus-daemon on $BUS; a test may write its own policy to $T/bus.conf
-# first, otherwise it is a session bus that allows everything
+# start_bus: a private dbus-daemon on $BUS; a test may write its own configuration to
+# $T/bus.conf first, otherwise it is a session bus with BUS_LIMITS (e.g.
+# '<limit name="max_message_size">65536</limit>') and the rules in BUS_POLICY, by default
+# allowing everything
+BUS_POLICY='<allow user="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>'
 start_bus() {
 	[[ -f $T/bus.conf ]] || cat >"$T/bus.conf" <<EOC
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -69,38 +76,35 @@ start_bus() {
   <type>session</type>
   <listen>$BUS</listen>
   <auth>EXTERNAL</auth>
+  ${BUS_LIMITS:-}
   <policy context="default">
-    <allow user="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
+    $BUS_POLICY
   </policy>
 </busconfig>
 EOC
 	dbus-daemon --config-file="$T/bus.conf" --nofork --print-address=3 3>"$T/bus.address" \
 		2>"$T/bus.log" &
 	BUS_PID=$!
-	for _ in $(seq 100); do
-		[[ -s $T/bus.address ]] && return 0
-		sleep 0.05
-	done
-	fail "dbus-daemon did not start: $(cat "$T/bus.log")"
+	wait_until 30 test -s "$T/bus.address" || fail "dbus-daemon did not start: $(cat "$T/bus.log")"
 }
 
-# start_profd [ARGS...]: start profd on the private bus and wait until it answers
+# start_profd [ARGS...]: start profd on the private bus and wait until it answers (through the
+# command in PROFD_WRAPPER, which must exec profd, if a test sets one)
+PROFD_WRAPPER=()
 start_profd() {
 	[[ -f $T/profd.conf ]] || : >"$T/profd.conf"
-	"$PROFD" --address="$BUS" --state-dir="$T/state" --config="$T/profd.conf" "$@" \
+	# under AddressSanitizer a quarantine far below its 256 MiB default, and freed memory given
+	# back, so that profd's RSS shows what it keeps (a test's own ASAN_OPTIONS come after, and win)
+	ASAN_OPTIONS="quarantine_size_mb=16:thread_local_quarantine_size_kb=256:allocator_release_to_os_interval_ms=100${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+		"${PROFD_WRAPPER[@]}" "$PROFD" --address="$BUS" --state-dir="$T/state" --config="$T/profd.conf" "$@" \
 		2>>"$T/profd.log" &
 	PROFD_PID=$!
-	for _ in $(seq 200); do
-		if busctl --address="$BUS" get-property $DEST $MGR_PATH $MGR Version >/dev/null 2>&1; then
-			return 0
-		fi
-		kill -0 "$PROFD_PID" 2>/dev/null || fail "profd exited during start-up"
-		sleep 0.05
-	done
-	fail "profd did not come up on the bus"
+	wait_until 30 profd_answers || fail "profd did not come up on the bus"
+}
+
+profd_answers() {
+	kill -0 "$PROFD_PID" 2>/dev/null || fail "profd exited during start-up"
+	busctl --address="$BUS" get-property $DEST $MGR_PATH $MGR Version >/dev/null 2>&1
 }
 
 # stop_profd [SIGNAL]: signal profd (default TERM) and wait; its exit status in PROFD_RC
@@ -120,6 +124,15 @@ bctl() {
 AS_NOBODY=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
 as_nobody() {
 	"${AS_NOBODY[@]}" "$@"
+}
+
+# as_other CMD...: the same as a second unprivileged uid, 2 ('bin' of base-passwd: dbus-daemon
+# refuses uids without a passwd entry)
+OTHER=2
+getent passwd $OTHER >/dev/null || fail "uid $OTHER has no passwd entry: dbus-daemon would refuse it"
+AS_OTHER=(setpriv --reuid=$OTHER --regid=$OTHER --clear-groups)
+as_other() {
+	"${AS_OTHER[@]}" "$@"
 }
 
 mgr() {
@@ -145,6 +158,17 @@ spawn() {
 	"$@" &
 	SPAWNED=$!
 	CHILDREN+=("$SPAWNED")
+}
+
+# spawn_workload [THREADS] CMD... (CMD ends in the workload and its arguments): spawn,
+# then wait until it runs the workload with THREADS threads (default 1), past the
+# shell's fork and setpriv's exec
+spawn_workload() {
+	local threads=1
+	[[ $1 =~ ^[0-9]+$ ]] && { threads=$1; shift; }
+	spawn "$@"
+	wait_until 30 runs_program "$SPAWNED" "$WORKLOAD_SPLIT" "$threads" ||
+		fail "the workload '$*' did not start"
 }
 
 # start_session PID HZ DURATION_USEC [N KEY TYPE VALUE...]: print the session path
@@ -185,7 +209,97 @@ wait_finished() {
 	fail "session $1 did not finish: still '$s'"
 }
 
+# finished_session AS... PID HZ USEC: start a session of PID as the command prefix AS (e.g.
+# "${AS_NOBODY[@]}", or nothing for root), wait until it completed, print its path
+finished_session() {
+	local n=$(($# - 3)) path
+	path=$("${@:1:n}" busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+		"${@:n+1:3}" 0 | awk '{ print $3 }' | tr -d '"')
+	[[ $(wait_finished "$path") == completed ]] || fail "a session failed: $(prop "$path" Error)"
+	echo "$path"
+}
+
+# stall_terminals DIR N SESSION_PATH FORMAT UID: N ExportToFd calls as UID into terminals whose
+# output is stopped (pty-exports.py, which needs EXPORT_FD3); returns once all N are waiting
+stall_terminals() {
+	mkdir -p "$1"
+	spawn /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/pty-exports.py" "$@"
+	for _ in $(seq 200); do
+		[[ $(cat "$1/pending" 2>/dev/null) == "$2" ]] && return 0
+		sleep 0.05
+	done
+	fail "the $2 terminal exports did not all start waiting"
+}
+
+# drain_terminals DIR: read the terminals of stall_terminals; "STATUS BYTES" per call in DIR/drained
+drain_terminals() {
+	touch "$1/drain"
+	for _ in $(seq 600); do
+		[[ -s $1/drained ]] && return 0
+		sleep 0.05
+	done
+	fail "the terminal exports did not end once read"
+}
+
 # export_to FILE PATH FORMAT: the session's export through ExportToFd
 export_to() {
 	bctl call $DEST "$2" $SES ExportToFd sh "$3" 3 3>"$1"
+}
+
+# --- the abuse suite: profd's descriptors, memory and service to a second user, before and after
+
+profd_fds() {
+	ls "/proc/$PROFD_PID/fd" | wc -l
+}
+
+profd_rss_kb() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$PROFD_PID/status"
+}
+
+# record_with_id ID [FIXTURE]: a valid record (default the sparse fixture) with run_id ID
+record_with_id() {
+	sed "s/77-1764460800000000001-3/$1/" "$FIXTURES_DIR/valid/${2:-sparse}.json"
+}
+
+# other_served: the second user is answered in full: a property, its runs, a record of its own
+# stored, read back and deleted
+other_served() {
+	local id=other-$RANDOM$RANDOM
+	as_other busctl --address="$BUS" get-property $DEST $MGR_PATH $MGR Version >/dev/null ||
+		fail "uid $OTHER got no answer to a property read"
+	as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR ListRuns >/dev/null ||
+		fail "uid $OTHER cannot list its runs"
+	as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR SubmitRun s "$(record_with_id "$id")" \
+		>/dev/null || fail "uid $OTHER cannot submit a run"
+	as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR GetRun s "$id" >/dev/null ||
+		fail "uid $OTHER cannot read its run back"
+	as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR DeleteRun s "$id" ||
+		fail "uid $OTHER cannot delete its run"
+}
+
+# health_before: note profd's fd count and memory, and check the second user is served
+health_before() {
+	other_served
+	HEALTH_FDS=$(profd_fds)
+	HEALTH_RSS=$(profd_rss_kb)
+}
+
+# health_after WHAT [MAX_RSS_GROWTH_KB]: profd still runs and serves the second user, its fds are
+# back to what they were (sessions and exports of the attack have ended) and its memory grew by
+# at most MAX_RSS_GROWTH_KB (default 128 MiB: what the symbol cache learned of the targets'
+# binaries and allocator caches may stay; an attack that piles up in memory grows past it)
+health_after() {
+	local fds rss
+	kill -0 "$PROFD_PID" 2>/dev/null || fail "$1: profd exited"
+	other_served
+	for _ in $(seq 200); do
+		fds=$(profd_fds)
+		((fds <= HEALTH_FDS)) && break
+		sleep 0.05
+	done
+	((fds <= HEALTH_FDS)) || fail "$1: profd holds $fds fds, $HEALTH_FDS before: $(ls -l "/proc/$PROFD_PID/fd" | tail -n 5)"
+	rss=$(profd_rss_kb)
+	((rss - HEALTH_RSS <= ${2:-131072})) ||
+		fail "$1: profd's RSS grew from $HEALTH_RSS to $rss KiB (at most ${2:-131072} KiB allowed)"
+	ok "$1: profd serves uid $OTHER, holds $fds fds ($HEALTH_FDS before), RSS $HEALTH_RSS -> $rss KiB"
 }

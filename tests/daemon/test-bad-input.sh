@@ -14,12 +14,11 @@ start() { # PID HZ USEC OPTIONS...
 	mgr StartSession 'uuta{sv}' "$@"
 }
 
-spawn "$WORKLOAD_SPLIT" 30 1
+spawn_workload "$WORKLOAD_SPLIT" 120 1
 target=$SPAWNED
 true &
 dead=$!
 wait $dead
-sleep 0.2
 
 msg=$(expect_error org.freedesktop.DBus.Error.InvalidArgs start 0 99 1000000 0)
 ok "pid 0: InvalidArgs: $msg"
@@ -63,8 +62,15 @@ ok "wrong option type: InvalidArgs: $msg"
 expect_error org.freedesktop.DBus.Error.InvalidArgs start "$target" 99 1000000 1 backend s magic >/dev/null
 expect_error org.freedesktop.DBus.Error.InvalidArgs start "$target" 99 1000000 1 event s bogus >/dev/null
 expect_error org.freedesktop.DBus.Error.InvalidArgs start "$target" 99 1000000 1 stack_bytes u 100000 >/dev/null
-msg=$(expect_error org.profd.Profiler1.Error.Unsupported start "$target" 99 1000000 1 backend s bpf)
-ok "backend bpf: Unsupported: $msg"
+# bpf runs where this machine and build can (Backends lists it); elsewhere it is Unsupported
+if bctl get-property $DEST $MGR_PATH $MGR Backends | grep -q '"bpf"'; then
+	p=$(start_session "$target" 99 300000 1 backend s bpf)
+	[[ $(prop "$p" Backend) == bpf ]] || fail "backend bpf not taken"
+	ok "backend bpf: listed in Backends and taken"
+else
+	msg=$(expect_error org.profd.Profiler1.Error.Unsupported start "$target" 99 1000000 1 backend s bpf)
+	ok "backend bpf: Unsupported: $msg"
+fi
 if ! perf_cycles=$(start_session "$target" 99 300000 1 event s cycles 2>/dev/null) || [[ -z $perf_cycles ]]; then
 	msg=$(expect_error org.profd.Profiler1.Error.Unsupported start "$target" 99 1000000 1 event s cycles)
 	ok "event cycles without a PMU: Unsupported: $msg"
@@ -87,7 +93,7 @@ msg=$(expect_error org.freedesktop.DBus.Error.LimitsExceeded bctl call $DEST "$p
 python3 -c 'import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])' "$T/flame.svg" ||
 	fail "the svg export through ExportToFd is not well-formed XML"
 ok "Export above MaxExportBytes: LimitsExceeded ($msg); ExportToFd has no limit"
-p=$(start_session "$target" 99 5000000)
+p=$(start_session "$target" 99 30000000) # far longer than a loaded machine takes to call Export
 msg=$(expect_error org.profd.Profiler1.Error.NotReady bctl call $DEST "$p" $SES Export s folded)
 ok "Export while sampling: NotReady: $msg"
 bctl call $DEST "$p" $SES Release
@@ -96,6 +102,15 @@ expect_error org.freedesktop.DBus.Error.UnknownObject \
 expect_error org.profd.Profiler1.Error.InvalidRecord mgr SubmitRun s '{' >/dev/null
 expect_error org.profd.Profiler1.Error.NoSuchRun mgr GetRun s no-such-run >/dev/null
 ok "unknown session, malformed record, unknown run"
+
+# a thread id stands for its process
+spawn_workload 2 "$WORKLOAD_SPLIT" 300 2
+threaded=$SPAWNED
+tid=$(ls "/proc/$threaded/task" | grep -vx "$threaded" | head -n 1)
+p=$(start_session "$tid" 99 300000)
+[[ $(prop "$p" Pid) == "$threaded" ]] || fail "a session on thread $tid profiles pid $(prop "$p" Pid), not its process $threaded"
+[[ $(wait_finished "$p") == completed ]] || fail "the session on a thread id failed: $(prop "$p" Error)"
+ok "a thread id stands for its process"
 
 kill -0 "$PROFD_PID" || fail "profd died"
 [[ $(bctl get-property $DEST $MGR_PATH $MGR Version) == "s \"$(${PROFD} --version | cut -d' ' -f2)\"" ]] ||

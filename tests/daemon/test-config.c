@@ -37,6 +37,10 @@ int main(void)
 	r = load_text("# comment\n; comment\n\n[Profiler]\n MaxHz = 500 \nMaxDurationSec=5\n"
 		      "MaxSessions=3\nMaxSessionsPerUser=1\nMaxRuns=10\nMaxFinishedSessions=2\n"
 		      "MaxRecordBytes=2048\nMaxRingCapacity=77\nMaxExportBytes=8192\n"
+		      "MaxRunsPerUser=4\nMaxRunBytes=100000\nMaxRunBytesPerUser=50000\n"
+		      "MaxFinishedSessionsPerUser=1\nMaxListBytes=65536\nMaxFdsPerSession=300\n"
+		      "MaxFdsPerUser=600\nMaxRequests=9\nMaxRequestsPerUser=3\n"
+		      "SymbolCacheMaxBytes=4194304\n"
 		      "StateDirectory=/srv/profd\n[Other]\nMaxHz=1\nWhatever=x\n",
 		      &c, &line, &key);
 	CHECK(r == 0, "a good config was refused: %d line %u key %s", r, line, key);
@@ -48,6 +52,14 @@ int main(void)
 	CHECK(c.max_runs == 10 && c.max_finished_sessions == 2, "run/session caps");
 	CHECK(c.max_record_bytes == 2048 && c.max_ring_capacity == 77 && c.max_export_bytes == 8192,
 	      "byte limits");
+	CHECK(c.max_runs_per_user == 4 && c.max_run_bytes == 100000 &&
+		      c.max_run_bytes_per_user == 50000 && c.max_finished_sessions_per_user == 1,
+	      "per-user run and session quotas");
+	CHECK(c.max_list_bytes == 65536 && c.max_fds_per_session == 300 && c.max_fds_per_user == 600 &&
+		      c.max_requests == 9 && c.max_requests_per_user == 3,
+	      "reply, fd and request limits");
+	CHECK(c.symbol_cache_max_bytes == 4194304, "SymbolCacheMaxBytes %llu",
+	      (unsigned long long)c.symbol_cache_max_bytes);
 	CHECK(c.state_dir && strcmp(c.state_dir, "/srv/profd") == 0, "StateDirectory %s",
 	      c.state_dir ?: "(null)");
 	config_done(&c);
@@ -56,6 +68,12 @@ int main(void)
 	CHECK(r == -ENOKEY && line == 2 && key && strcmp(key, "MaxHertz") == 0,
 	      "unknown key: r=%d line=%u key=%s", r, line, key ?: "(null)");
 	CHECK(c.max_hz == 100, "keys before the bad line are applied");
+	free(key);
+	key = NULL;
+	config_done(&c);
+
+	r = load_text("SymbolCacheMaxBytes=1000\n", &c, &line, &key);
+	CHECK(r == -ERANGE, "SymbolCacheMaxBytes below 1 MiB: r=%d", r);
 	free(key);
 	key = NULL;
 	config_done(&c);

@@ -15,12 +15,15 @@ out=$(SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "$T/units/profd.service" 2
 ok "systemd-analyze verify"
 
 for want in Type=notify BusName=org.profd.Profiler1 ProtectSystem=strict StateDirectory=profd \
-	'SystemCallFilter=@system-service @debug bpf'; do
+	'SystemCallFilter=@system-service @debug bpf' \
+	'SystemCallFilter=seccomp landlock_create_ruleset landlock_add_rule landlock_restrict_self'; do
 	grep -qx "$want" "$PROFD_UNIT" || fail "the unit lacks $want"
 done
 grep -q '^LimitNOFILE=[0-9]' "$PROFD_UNIT" || fail "the unit lacks LimitNOFILE (threads x CPUs perf fds)"
-# CAP_IPC_LOCK: perf rings beyond the per-user locked-memory limit
-for cap in CAP_PERFMON CAP_BPF CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_IPC_LOCK; do
+# CAP_IPC_LOCK: perf rings beyond the per-user locked-memory limit; CAP_SYSLOG: kallsyms
+# addresses; CAP_CHECKPOINT_RESTORE: /proc/PID/map_files
+for cap in CAP_PERFMON CAP_BPF CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_IPC_LOCK CAP_SYSLOG \
+	CAP_CHECKPOINT_RESTORE; do
 	grep -q "^CapabilityBoundingSet=.*$cap" "$PROFD_UNIT" || fail "the bounding set lacks $cap"
 	grep -q "^AmbientCapabilities=.*$cap" "$PROFD_UNIT" || fail "the ambient set lacks $cap"
 done

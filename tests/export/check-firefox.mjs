@@ -3,13 +3,10 @@
 // lax about them), its stacks merged over threads are the folding's, and the
 // profiler's own import code (profiler-cli) loads it, lists every thread and
 // builds call trees that match the file's per-thread folding.
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, requireModules, run, tempDir } from "./reader-common.mjs";
+import { addCount, compareStacks, countsByPid, exportDir, fail, finish, foldedName, isMultiProcess, profilerSession, readFolded, withoutProcess } from "./reader-common.mjs";
 
-const modules = requireModules();
-const cli = join(modules, "@firefox-devtools/profiler-cli/dist/profiler-cli.js");
 const kind = process.argv[2];
 const dir = exportDir(kind);
 const file = join(dir, "profile.json");
@@ -59,30 +56,29 @@ for (const t of doc.threads) {
 	}
 	perThread.push(stacks);
 }
-compareStacks(`firefox file (${kind})`, readFolded(dir), merged);
+const folded = readFolded(dir);
+compareStacks(`firefox file (${kind})`, isMultiProcess(kind) ? withoutProcess(folded) : folded, merged);
 
-// The profiler's importer. `profiler-cli load` gives its daemon 500 ms to start, too little
-// on a busy machine, so run the daemon in the foreground (the command the tool itself
-// suggests then) and wait for it to answer.
-const env = { ...process.env, PROFILER_CLI_SESSION_DIR: tempDir("profiler-cli-") };
-const session = "export-check";
-const pq = (...args) => run("node", [cli, ...args, "--session", session], { env, timeout: 30000 });
-const daemon = spawn("node", [cli, "--daemon", file, "--session", session], { env, stdio: "ignore" });
-let exited = null;
-daemon.on("exit", (code, signal) => { exited = signal || code; });
+// Multi-process: threads carry their own process's pid and name, and the samples per pid are
+// the folding's per process frame. Without sample times every sample sits at 0, and the
+// product line says there is no timeline.
+if (isMultiProcess(kind)) {
+	const byPid = new Map(), names = new Map();
+	doc.threads.forEach((t) => {
+		addCount(byPid, t.pid, t.samples.data.length);
+		if (names.has(t.pid) && names.get(t.pid) !== t.processName) fail(`pid ${t.pid} has two process names`);
+		names.set(t.pid, t.processName);
+		if (t.samples.data.some((row) => row[t.samples.schema.time] !== 0)) fail(`thread ${t.tid} has sample times`);
+	});
+	compareStacks(`firefox samples per pid (${kind})`, countsByPid(folded), byPid);
+	if (names.get(100) !== "app" || names.get(200) !== "db") fail(`process names ${JSON.stringify([...names])}`);
+	if (!/no timeline/.test(doc.meta.product)) fail(`meta.product ${doc.meta.product} does not say there is no timeline`);
+}
+
+// The profiler's importer.
+const { pq, stop } = await profilerSession(file, "export-check");
 try {
-	// Wait for its log to say the profile loaded: a client that cannot reach a daemon busy
-	// loading deletes the session's files as stale, leaving the daemon unreachable.
-	const log = join(env.PROFILER_CLI_SESSION_DIR, `${session}.log`);
-	let loaded = false, refused = false, list;
-	for (const start = Date.now(); Date.now() - start < 60000 && exited === null && !loaded && !refused;) {
-		await new Promise((resolve) => setTimeout(resolve, 100));
-		const text = existsSync(log) ? readFileSync(log, "utf8") : "";
-		loaded = text.includes("Profile loaded successfully");
-		refused = text.includes("Failed to load profile");
-	}
-	if (loaded) list = pq("thread", "list", "--json");
-	else fail(`the profiler did not load the file: ${existsSync(log) ? readFileSync(log, "utf8").slice(-1500) : "no daemon log"}`);
+	const list = pq ? pq("thread", "list", "--json") : null;
 	if (!list || list.status !== 0) {
 		if (list) fail(`profiler-cli thread list failed: ${list.stderr}`);
 	} else {
@@ -104,7 +100,6 @@ try {
 		}
 	}
 } finally {
-	pq("stop");
-	if (exited === null) daemon.kill();
+	stop();
 }
 finish(`firefox ${kind}`);

@@ -2,13 +2,15 @@
 // `go tool pprof` reads the pprof export: -raw gives the same stacks and
 // counts as the folded export, -top the same total and per-function self counts.
 import { join } from "node:path";
-import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, run, tempDir } from "./reader-common.mjs";
+import { addCount, compareStacks, countsByPid, exportDir, fail, finish, foldedName, isMultiProcess, readFolded, run, tempDir, withoutProcess } from "./reader-common.mjs";
 
 const kind = process.argv[2];
 const dir = exportDir(kind);
 const file = join(dir, "profile.pb.gz");
 const env = { ...process.env, HOME: tempDir("pprof-home-") };
-const folded = readFolded(dir);
+const allFolded = readFolded(dir);
+// a multi-process profile's samples carry the process as labels, not as a frame
+const folded = isMultiProcess(kind) ? withoutProcess(allFolded) : allFolded;
 
 const raw = run("go", ["tool", "pprof", "-raw", "-symbolize=none", file], { env });
 if (raw.status !== 0) {
@@ -25,7 +27,9 @@ for (const line of raw.stdout.split("\n")) {
 	if ((m = /^Period: (\d+)$/.exec(line))) period = Number(m[1]);
 	if (/^(Samples|Locations|Mappings):?$/.test(line.trim())) { section = line.trim().replace(":", ""); continue; }
 	if (section === "Samples" && (m = /^\s+(\d+)\s+(\d+): ([\d ]+)$/.exec(line)))
-		samples.push({ count: Number(m[1]), nanos: Number(m[2]), locs: m[3].trim().split(/\s+/).map(Number) });
+		samples.push({ count: Number(m[1]), nanos: Number(m[2]), locs: m[3].trim().split(/\s+/).map(Number), labels: {} });
+	else if (section === "Samples" && samples.length && /^\s+\w+:\[/.test(line))
+		for (const l of line.trim().matchAll(/(\w+):\[([^\]]*)\]/g)) samples[samples.length - 1].labels[l[1]] = l[2];
 	if (section === "Locations") {
 		if ((m = /^\s+(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(.*) (\S*):(\d+) s=\d+$/.exec(line))) {
 			current = [m[2]];
@@ -48,6 +52,21 @@ for (const s of samples) {
 	addCount(stacks, names.reverse().map(foldedName).join(";"), s.count);
 }
 compareStacks(`pprof -raw (${kind})`, folded, stacks);
+
+// Multi-process: every sample has pid, tid and comm labels (and the unit), and the counts
+// per pid label are the folding's per process frame.
+if (isMultiProcess(kind)) {
+	const byPid = new Map();
+	for (const s of samples) {
+		for (const key of ["pid", "tid", "comm", "unit"])
+			if (!(key in s.labels) && !(key === "comm" && s.labels.pid === "300"))
+				fail(`sample without a ${key} label: ${JSON.stringify(s.labels)}`);
+		if (s.labels.unit !== undefined && s.labels.unit !== "demo.service") fail(`unit label ${s.labels.unit}`);
+		addCount(byPid, Number(s.labels.pid), s.count);
+	}
+	compareStacks(`pprof samples per pid label (${kind})`, countsByPid(allFolded), byPid);
+} else if (samples.some((s) => Object.keys(s.labels).length))
+	fail("a single-process profile's samples carry labels");
 
 // -top: the total and each function's self count equal the folding's leaf counts.
 const top = run("go", ["tool", "pprof", "-top", "-nodecount=0", "-nodefraction=0", "-sample_index=samples",

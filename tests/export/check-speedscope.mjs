@@ -5,7 +5,7 @@
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { addCount, compareStacks, exportDir, fail, finish, foldedName, readFolded, requireModules } from "./reader-common.mjs";
+import { addCount, compareStacks, exportDir, fail, finish, foldedName, isMultiProcess, readFolded, requireModules, withoutProcess } from "./reader-common.mjs";
 
 const modules = requireModules();
 const require = createRequire(join(modules, "noop.js"));
@@ -34,8 +34,18 @@ for (const p of doc.profiles) {
 	if (p.endValue - p.startValue !== total) fail(`profile ${p.name}: endValue ${p.endValue} but weights add up to ${total}`);
 }
 
-// Weights are counts times one period: divide it out, then the stacks must be the folding's.
-const folded = readFolded(dir);
+// Weights are counts times one period: divide it out, then the stacks must be the folding's
+// (without its process frames: a multi-process profile names each thread's process instead).
+const allFolded = readFolded(dir);
+const folded = isMultiProcess(kind) ? withoutProcess(allFolded) : allFolded;
+if (isMultiProcess(kind)) {
+	const processes = new Set([...allFolded.keys()].map((k) => k.split(";")[0]));
+	for (const p of doc.profiles) {
+		const m = / in (.*)$/.exec(p.name);
+		if (!m || !processes.has(m[1])) fail(`profile ${JSON.stringify(p.name)} does not name a process of the folding`);
+	}
+	if (doc.name !== "profd unit:demo.service") fail(`profile set named ${doc.name}`);
+}
 const count = [...folded.values()].reduce((a, b) => a + b, 0);
 const weight = [...weighted.values()].reduce((a, b) => a + b, 0);
 const period = count ? weight / count : 0;

@@ -3,7 +3,7 @@
  * export-sample KIND DIR: write a synthetic profile in every format into DIR
  * (profile.folded, profile.pb.gz, profile.json, profile.speedscope.json,
  * profile.svg), for the tests that load them into third-party readers.
- * KIND is mixed, hostile or random.
+ * KIND is mixed, hostile, random or processes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	int r, status = 0;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: export-sample mixed|hostile|random DIR\n");
+		fprintf(stderr, "usage: export-sample mixed|hostile|random|processes DIR\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "mixed") == 0)
@@ -33,6 +33,8 @@ int main(int argc, char **argv)
 		kind = SYNTHETIC_HOSTILE;
 	else if (strcmp(argv[1], "random") == 0)
 		kind = SYNTHETIC_RANDOM;
+	else if (strcmp(argv[1], "processes") == 0)
+		kind = SYNTHETIC_PROCESSES;
 	else {
 		fprintf(stderr, "export-sample: unknown profile kind '%s'\n", argv[1]);
 		return 2;

@@ -18,6 +18,7 @@
 #include "fold.h"
 #include "sampling-session.h"
 #include "stack-resolver.h"
+#include "test-util.h"
 
 static uint64_t inclusive_count(const Folding *f, const char *name)
 {
@@ -82,7 +83,11 @@ int main(int argc, char **argv)
 		execl(argv[1], argv[1], "3", "2", (char *)NULL);
 		_exit(127);
 	}
-	usleep(200 * 1000); /* let the second thread start */
+	if (!test_wait_started(pid, "workload-split", 2)) {
+		fprintf(stderr, "export-session: '%s' did not start its two threads\n", argv[1]);
+		kill(pid, SIGKILL);
+		return 1;
+	}
 	r = record(pid, &p);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

@@ -103,11 +103,11 @@ static int intern_spec(Profile *p, const FrameSpec *spec, uint32_t *ret)
 	return profile_intern_frame(p, &frame, ret);
 }
 
-static int build_mixed(Profile *p, bool hostile)
+/* The mixed stacks, interned; returns how many. */
+static int intern_mixed_stacks(Profile *p, bool hostile, uint32_t stacks[static ELEMENTSOF(mixed_stacks)],
+			       size_t *ret_n)
 {
-	uint64_t state = 42;
 	size_t n_stacks = ELEMENTSOF(mixed_stacks) - (hostile ? 0 : 3);
-	uint32_t stacks[ELEMENTSOF(mixed_stacks)];
 	int r;
 
 	for (size_t s = 0; s < n_stacks; s++) {
@@ -126,6 +126,20 @@ static int build_mixed(Profile *p, bool hostile)
 		if (r < 0)
 			return r;
 	}
+	*ret_n = n_stacks;
+	return 0;
+}
+
+static int build_mixed(Profile *p, bool hostile)
+{
+	uint32_t stacks[ELEMENTSOF(mixed_stacks)];
+	uint64_t state = 42;
+	size_t n_stacks;
+	int r;
+
+	r = intern_mixed_stacks(p, hostile, stacks, &n_stacks);
+	if (r < 0)
+		return r;
 	for (uint32_t t = 0; t < 40; t++) {
 		char name[32];
 
@@ -217,6 +231,52 @@ static int build_random(Profile *p, size_t n_samples, uint32_t n_stacks, uint64_
 	return 0;
 }
 
+/* Three processes: "app" (pid 100, 5 threads), "db" (pid 200, 3 threads, one named "worker-1"
+ * as in app) and an unnamed one (pid 300, 1 thread); a unit; samples without times. */
+static int build_processes(Profile *p)
+{
+	static const struct {
+		uint32_t tid, pid;
+		const char *thread, *process;
+	} threads[] = {
+		{ 100, 100, "app", "app" }, { 101, 100, "worker-1", "app" },
+		{ 102, 100, "worker-2", "app" }, { 103, 100, "worker-3", "app" },
+		{ 104, 100, "worker-4", "app" }, { 200, 200, "db", "db" },
+		{ 201, 200, "worker-1", "db" }, { 202, 200, "flush", "db" },
+		{ 300, 300, NULL, NULL },
+	};
+	uint32_t stacks[ELEMENTSOF(mixed_stacks)];
+	uint64_t state = 7;
+	size_t n_stacks;
+	int r;
+
+	p->pid = 0;
+	p->multi_process = true;
+	p->untimed = true;
+	r = profile_set_target(p, "unit:demo.service", "demo.service");
+	if (r >= 0)
+		r = intern_mixed_stacks(p, false, stacks, &n_stacks);
+	if (r < 0)
+		return r;
+	for (size_t t = 0; t < ELEMENTSOF(threads); t++) {
+		r = profile_set_thread(p, threads[t].tid, threads[t].thread);
+		if (r >= 0)
+			r = profile_set_thread_process(p, threads[t].tid, threads[t].pid,
+						       threads[t].process);
+		if (r < 0)
+			return r;
+	}
+	for (uint64_t i = 0; i < 3000; i++) {
+		uint64_t x = next_random(&state);
+		size_t s = (size_t)((x >> 8) % n_stacks) * ((x >> 40) % 3 == 0) % n_stacks;
+
+		r = profile_add_sample(p, threads[x % ELEMENTSOF(threads)].tid, 0, stacks[s]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int synthetic_profile(SyntheticKind kind, size_t n_samples, uint32_t n_stacks, uint64_t seed,
 		      Profile **ret)
 {
@@ -232,6 +292,8 @@ int synthetic_profile(SyntheticKind kind, size_t n_samples, uint32_t n_stacks, u
 	p->duration_nanos = 6061000000ULL;
 	if (kind == SYNTHETIC_RANDOM)
 		r = build_random(p, n_samples, n_stacks, seed);
+	else if (kind == SYNTHETIC_PROCESSES)
+		r = build_processes(p);
 	else
 		r = build_mixed(p, kind == SYNTHETIC_HOSTILE);
 	if (r < 0)

@@ -18,6 +18,9 @@ typedef enum SyntheticKind {
 	SYNTHETIC_HOSTILE,
 	/* n_samples random samples over about n_stacks distinct stacks */
 	SYNTHETIC_RANDOM,
+	/* SYNTHETIC_MIXED's stacks in three processes (one without a name) of a unit, with
+	 * threads of the same name in two of them, and no sample times (as bpf records them) */
+	SYNTHETIC_PROCESSES,
 } SyntheticKind;
 
 int synthetic_profile(SyntheticKind kind, size_t n_samples, uint32_t n_stacks, uint64_t seed,

@@ -50,7 +50,10 @@ static int compare_naive_hottest(const void *a, const void *b)
 	return compare_sequence(x, y);
 }
 
-/* The seed's folding, written as directly as possible: one name list per sample. */
+/*
+ * The folding (fold.h's rules), written as directly as possible: one name list per
+ * sample, in a multi-process profile with the sample's process label first.
+ */
 static size_t naive_fold(const Profile *p, bool (*want)(const ProfileSample *, uint32_t), uint32_t tid,
 			 NaiveStack **ret)
 {
@@ -59,7 +62,9 @@ static size_t naive_fold(const Profile *p, bool (*want)(const ProfileSample *, u
 
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const ProfileSample *s = &p->samples[i];
-		size_t depth = 0;
+		const ProfileProcess *proc = p->multi_process ?
+			profile_find_process(p, profile_thread_pid(p, s->tid)) : NULL;
+		size_t depth = proc ? 1 : 0;
 
 		if (s->stack == PROFILE_NONE || (want && !want(s, tid)))
 			continue;
@@ -67,6 +72,8 @@ static size_t naive_fold(const Profile *p, bool (*want)(const ProfileSample *, u
 			depth++;
 		all[n].names = calloc(depth, sizeof(char *));
 		all[n].depth = depth;
+		if (proc)
+			all[n].names[0] = p->strings[proc->label];
 		all[n].count = 1;
 		for (uint32_t node = s->stack; node != PROFILE_NONE; node = p->stacks[node].parent)
 			all[n].names[--depth] = p->strings[p->frames[p->stacks[node].frame].function];
@@ -351,6 +358,7 @@ int main(void)
 	test_folding("mixed", SYNTHETIC_MIXED, 0, 0);
 	test_folding("hostile", SYNTHETIC_HOSTILE, 0, 0);
 	test_folding("random", SYNTHETIC_RANDOM, 30000, 3000);
+	test_folding("processes", SYNTHETIC_PROCESSES, 0, 0);
 
 	if (synthetic_profile(SYNTHETIC_HOSTILE, 0, 0, 0, &mixed) < 0 || profile_new(&empty) < 0)
 		abort();

@@ -6,15 +6,16 @@
 # SVG is well-formed.
 # Usage: test-profctl-formats.sh PROFCTL WORKLOAD_SPLIT
 set -u
+source "$(dirname "$0")/../test-util.sh"
 profctl=$1 workload=$2
 dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-"$workload" 30 2 &
+"$workload" 60 2 & # outlives the test however slow a loaded machine makes it
 pid=$!
-sleep 0.3
+wait_until 30 runs_program $pid "$workload" 2 || fail "the workload did not start"
 
 record() { # NAME [ARGS...]
 	local name=$1

@@ -2,7 +2,7 @@
 /*
  * fuzz-export: profiles built from arbitrary bytes (names with any bytes,
  * inline and kernel frames, stacks of any shape, samples on any thread and at
- * any time), folded and written in every format. The folding must also agree
+ * any time, threads of several processes), folded and written in every format. The folding must also agree
  * with itself: every thread's counts add up to the merged ones.
  *
  * Input: a stream of operations, one byte each followed by its operands.
@@ -35,7 +35,7 @@ static void build(Profile *p, Input *in)
 	while (in->size > 0) {
 		uint32_t op = take(in, 1), id;
 
-		switch (op % 5) {
+		switch (op % 6) {
 		case 0: { /* a string of up to 31 arbitrary bytes (no NUL) */
 			size_t n = take(in, 1) % 32;
 			char s[32];
@@ -84,10 +84,20 @@ static void build(Profile *p, Input *in)
 				(void)profile_add_sample(p, 100 + tid, time * 1000ULL + i, stack);
 			break;
 		}
-		default: /* name a thread */
+		case 4: /* name a thread */
 			if (p->n_strings)
 				(void)profile_set_thread(p, 100 + take(in, 1) % 8,
 							 p->strings[take(in, 1) % p->n_strings]);
+			break;
+		default: { /* put a thread in a process (named or not): a multi-process profile */
+			uint32_t tid = 100 + take(in, 1) % 8, pid = 1000 + take(in, 1) % 4;
+			uint32_t name = take(in, 1);
+
+			p->multi_process = true;
+			p->pid = 0;
+			(void)profile_set_thread_process(p, tid, pid, p->n_strings && name % 2 ?
+							 p->strings[name % p->n_strings] : NULL);
+		}
 		}
 	}
 }

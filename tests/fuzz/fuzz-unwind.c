@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fuzz-self.h"
 #include "stack-resolver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define N_REGS 20 /* popcount of PERF_SAMPLE_REGS_USER_MASK */
 
 /* A resolver serves one Profile: both are renewed now and then to bound memory. */
 #define RUNS_PER_PROFILE 20000
@@ -37,17 +37,8 @@ static void setup(void)
 {
 	StackResolverOptions o = { .kernel = true, .max_depth = 64 };
 
-	if (!maps) {
-		if (process_maps_load((uint32_t)getpid(), &maps) < 0)
-			abort();
-		/* the first executable mapping: this program's code */
-		for (size_t i = 0; i < maps->n_mappings; i++)
-			if (maps->mappings[i].prot & 4 /* PROT_EXEC */) {
-				text_start = maps->mappings[i].start;
-				text_size = maps->mappings[i].end - maps->mappings[i].start;
-				break;
-			}
-	}
+	if (!maps)
+		fuzz_self_text(&maps, &text_start, &text_size);
 	for (int i = 0; i < 2; i++)
 		resolver[i] = stack_resolver_free(resolver[i]);
 	profile = profile_free(profile);
@@ -63,16 +54,8 @@ static void setup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint64_t regs[N_REGS] = {}, chain[256];
-	PerfSample s = {
-		.pid = (uint32_t)getpid(),
-		.tid = (uint32_t)getpid(),
-		.regs_abi = 2, /* PERF_SAMPLE_REGS_ABI_64 */
-		.regs_mask = 0xff0fffULL,
-		.n_regs = N_REGS,
-		.regs = regs,
-		.callchain = chain,
-	};
+	uint64_t regs[FUZZ_N_REGS] = {}, chain[256];
+	PerfSample s = fuzz_self_sample(regs);
 	SampleStack st;
 	uint8_t flags, n_chain;
 
@@ -85,12 +68,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(regs, data + 2, sizeof(regs));
 	data += 2 + sizeof(regs);
 	size -= 2 + sizeof(regs);
-	for (size_t i = 0; i < N_REGS && text_size; i++)
+	for (size_t i = 0; i < FUZZ_N_REGS && text_size; i++)
 		if (regs[i] < text_size)
 			regs[i] += text_start;
 	if ((size_t)n_chain * 8 > size)
 		n_chain = (uint8_t)(size / 8);
 	memcpy(chain, data, (size_t)n_chain * 8);
+	s.callchain = chain;
 	s.n_callchain = n_chain;
 	data += (size_t)n_chain * 8;
 	size -= (size_t)n_chain * 8;

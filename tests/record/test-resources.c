@@ -2,9 +2,10 @@
 /*
  * Resource snapshots of a live child process whose RSS, threads and CPU time
  * change on command, a RunRecorder over it, a child that has exited, and the
- * seed's arithmetic.
+ * record's arithmetic (docs/record-format.md, "Arithmetic").
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -96,6 +97,7 @@ static void test_child(void)
 	_cleanup_(run_recorder_freep) RunRecorder *rec = NULL;
 	_cleanup_(run_profile_freep) RunProfile *p = NULL;
 	ResourceSnapshot before, grown, threaded, burnt, gone = {};
+	siginfo_t info = {};
 	RunIdentity id;
 	int down[2], up[2], status, r;
 	pid_t pid;
@@ -175,23 +177,86 @@ static void test_child(void)
 	      "max observed RSS too small");
 	CHECK(p->input_bytes == 4096 && p->input_units == 2, "input totals not kept");
 
-	/* after exit: -ESRCH, and a recorder records null snapshots */
+	/* exited but not reaped (a zombie), then reaped: -ESRCH, and a recorder records null snapshots */
 	close(to_child);
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: status %d", status);
-	r = resource_snapshot_read(pid, &gone);
-	CHECK(r == -ESRCH, "snapshot of a reaped child: expected -ESRCH, got %d", r);
-	if (run_identity_new("profd test", "", "", "pid", "child", "auto", &id) < 0)
-		abort();
-	run_recorder_free(TAKE_PTR(rec));
-	CHECK(run_recorder_new(pid, &id, &rec) == 0, "recorder for a gone pid failed");
-	run_profile_free(TAKE_PTR(p));
-	CHECK(run_recorder_finish(rec, RUN_STATE_FAILED, &p) == 0 &&
-		      !p->resources.start.cpu_time_ms.set && !p->resources.max_observed_threads.set &&
-		      !p->resources.aggregate_cpu_percent.set && p->n_states == 1 &&
-		      !p->states[0].aggregate_cpu_milli_percent.set,
-	      "gone process did not give null resources");
+	CHECK(waitid(P_PID, pid, &info, WEXITED | WNOWAIT) == 0, "waitid failed: %m");
+	for (int reaped = 0; reaped < 2; reaped++) {
+		const char *what = reaped ? "a reaped child" : "a zombie";
+
+		if (reaped) {
+			waitpid(pid, &status, 0);
+			CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: status %d",
+			      status);
+		}
+		gone = (ResourceSnapshot) {};
+		r = resource_snapshot_read(pid, &gone);
+		CHECK(r == -ESRCH, "snapshot of %s: expected -ESRCH, got %d (threads %s)", what, r,
+		      gone.thread_count.set ? "set" : "null");
+		if (run_identity_new("profd test", "", "", "pid", "child", "auto", &id) < 0)
+			abort();
+		run_recorder_free(TAKE_PTR(rec));
+		CHECK(run_recorder_new(pid, &id, &rec) == 0, "recorder for %s failed", what);
+		run_profile_free(TAKE_PTR(p));
+		CHECK(run_recorder_finish(rec, RUN_STATE_FAILED, &p) == 0 &&
+			      !p->resources.start.cpu_time_ms.set &&
+			      !p->resources.start.resident_bytes.set &&
+			      !p->resources.start.virtual_bytes.set &&
+			      !p->resources.start.thread_count.set &&
+			      !p->resources.max_observed_threads.set &&
+			      !p->resources.aggregate_cpu_percent.set && p->n_states == 1 &&
+			      !p->states[0].aggregate_cpu_milli_percent.set &&
+			      !p->states[0].threads_start.set,
+		      "%s did not give all-null resources", what);
+	}
 	close(from_child);
+}
+
+static void *spin_thread(void *arg)
+{
+	for (;;)
+		;
+	return arg;
+}
+
+/*
+ * A live process whose main thread exited shows as a zombie in /proc/<pid>/stat,
+ * but its other threads run: that is still an observation.
+ */
+static void test_leader_exited(void)
+{
+	ResourceSnapshot s = {};
+	pid_t pid;
+	int r = -1;
+
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, spin_thread, NULL) != 0)
+			_exit(4);
+		pthread_exit(NULL);
+	}
+	/* until the main thread is gone (state Z) while the other one spins */
+	for (int i = 0; i < 500; i++) {
+		char path[64], stat[512] = "";
+		_cleanup_fclose_ FILE *f = NULL;
+		const char *state;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+		f = fopen(path, "re");
+		if (f && fgets(stat, sizeof(stat), f) && (state = strrchr(stat, ')')) &&
+		    state[2] == 'Z')
+			break;
+		usleep(10000);
+	}
+	r = resource_snapshot_read(pid, &s);
+	CHECK(r == 0 && s.thread_count.set && s.thread_count.value == 2 && s.cpu_time_ms.set,
+	      "a process whose main thread exited is still observed: r=%d threads %s %" PRIu64, r,
+	      s.thread_count.set ? "set" : "null", s.thread_count.value);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 
 static void test_self(void)
@@ -208,7 +273,7 @@ static void test_arithmetic(void)
 	OptU64 m;
 	OptF64 f;
 
-	/* the fixtures' numbers, computed by the seed */
+	/* the numbers of valid/full.json, as its reference implementation computed them */
 	m = resource_cpu_milli_percent(OPT_U64(0), OPT_U64(1), 1250000);
 	CHECK(m.set && m.value == 80000, "1 ms over 1.25 ms: %" PRIu64, m.value);
 	m = resource_cpu_milli_percent(OPT_U64(160), OPT_U64(15160), 1900000000);
@@ -237,5 +302,6 @@ int main(void)
 	test_arithmetic();
 	test_self();
 	test_child();
+	test_leader_exited();
 	return test_result();
 }

@@ -288,7 +288,7 @@ static void test_identity(void)
 	CHECK(a.logical_cpus >= 1 && a.cache_state == CACHE_STATE_UNKNOWN &&
 		      a.daemon_state == DAEMON_STATE_OFF && !a.backend_selected &&
 		      !a.reader_threads.set && a.scanner_threads == 0,
-	      "identity defaults differ from the seed's");
+	      "identity defaults differ from record.h's run_identity_new()");
 	run_identity_done(&a);
 	run_identity_done(&b);
 }

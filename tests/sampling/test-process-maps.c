@@ -2,14 +2,17 @@
 /*
  * The process model: /proc/self/maps loaded and searchable; mappings added
  * as MMAP2 records would add them, replacing and splitting what they
- * overlap; the generation moving on every change.
+ * overlap; the generation moving on every change; the maps of a process
+ * that merges and splits its mappings while they are read.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -139,10 +142,66 @@ static void test_many(void)
 	process_maps_free(m);
 }
 
+/*
+ * A child that merges and splits its mappings without pause (mprotect of every
+ * other page of a region): the kernel may then list a mapping that overlaps the
+ * lines read before it. Every load succeeds and keeps the invariants.
+ */
+static void test_load_changing(void)
+{
+	const size_t pages = 2000;
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned failed = 0;
+	int ready[2];
+	pid_t child;
+	char c;
+
+	if (pipe(ready) < 0)
+		exit(EXIT_FAILURE);
+	child = fork();
+	if (child < 0)
+		exit(EXIT_FAILURE);
+	if (child == 0) {
+		char *base = mmap(NULL, pages * (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+
+		if (base == MAP_FAILED)
+			_exit(1);
+		for (size_t i = 0; i < pages; i += 2)
+			mprotect(base + i * (size_t)page, (size_t)page, PROT_READ | PROT_WRITE);
+		if (write(ready[1], "", 1) != 1)
+			_exit(1);
+		for (unsigned seed = 1;; seed = seed * 1103515245 + 12345) {
+			char *p = base + ((seed >> 8) % (pages / 2) * 2 + 1) * (size_t)page;
+
+			mprotect(p, (size_t)page, PROT_READ | PROT_WRITE); /* three become one */
+			mprotect(p, (size_t)page, PROT_READ);              /* and three again */
+		}
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &c, 1) == 1, "the child set up its mappings");
+	close(ready[0]);
+	for (int i = 0; i < 400; i++) {
+		ProcessMaps *m = NULL;
+		int r = process_maps_load((uint32_t)child, &m);
+
+		if (r < 0 || !sorted_disjoint(m) || m->n_mappings < pages / 2)
+			failed++;
+		if (r < 0)
+			fprintf(stderr, "load %d: %s\n", i, strerror(-r));
+		process_maps_free(m);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	CHECK(failed == 0, "%u of 400 loads of a changing process failed or broke the order",
+	      failed);
+}
+
 int main(void)
 {
 	test_load_self();
 	test_add();
 	test_many();
+	test_load_changing();
 	return test_result();
 }

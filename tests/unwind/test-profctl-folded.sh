@@ -4,13 +4,14 @@
 # resolver, reaching main, in both perf-dwarf and perf-fp.
 # usage: test-profctl-folded.sh PROFCTL WORKLOAD_SPLIT
 set -eu
+source "$(dirname "$0")/../test-util.sh"
 profctl=$1
 workload=$2
 
-"$workload" 6 1 &
+"$workload" 60 1 & # outlives the test however slow a loaded machine makes it
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-sleep 0.3
+wait_until 30 runs_program $pid "$workload" || { echo "FAIL: the workload did not start" >&2; exit 1; }
 
 out=$("$profctl" --local record -p "$pid" -d 2 -F 999 -f folded)
 if ! grep -Eq '^(_start;)?.*main;split_worker;split_heavy(;workload_mix)? [0-9]+$' <<<"$out"; then

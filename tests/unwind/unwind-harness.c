@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "unwind-harness.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 
 #include "cleanup.h"
 #include "sampling-session.h"
+#include "workload-process.h"
 
 void harness_fail(const char *fmt, ...)
 {
@@ -62,6 +65,38 @@ int harness_spawn(char *const argv[], pid_t *ret)
 	return 0;
 }
 
+int harness_copy_file(const char *from, const char *to, mode_t mode)
+{
+	_cleanup_close_ int in = -1, out = -1;
+	char buf[65536];
+	ssize_t n;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0)
+		return -errno;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -EIO;
+	return n < 0 ? -errno : 0;
+}
+
+int harness_remove_dir(const char *dir)
+{
+	_cleanup_(closedirp) DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		    unlinkat(dirfd(d), e->d_name, 0) < 0)
+			return -errno;
+	return rmdir(dir) < 0 ? -errno : 0;
+}
+
 void harness_reap(pid_t pid)
 {
 	int status;
@@ -70,6 +105,11 @@ void harness_reap(pid_t pid)
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}
+}
+
+static void stop_session(void *session)
+{
+	sampling_session_stop(session);
 }
 
 int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
@@ -84,7 +124,11 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 		.exclude_kernel = !run->kernel,
 		.stack_bytes = run->stack_bytes,
 	};
+	TestCpuTime cpu_before = {}, cpu_after = {};
+	CpuCall stopper = { .fn = stop_session, .cpu.pid = pid,
+			    .cpu.nanos = (uint64_t)(run->cpu_seconds * 1e9) };
 	SamplingMetrics m;
+	bool cpu_known;
 	int r;
 
 	r = stack_unwind_mode_from_backend(run->backend, &ro.mode);
@@ -99,9 +143,16 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 	r = sampling_session_new(pid, &so, &s);
 	if (r < 0)
 		return r;
+	cpu_known = test_process_cpu_time(pid, &cpu_before) >= 0;
+	stopper.arg = s;
+	if (run->cpu_seconds > 0)
+		cpu_call_start(&stopper);
 	r = sampling_session_run(s);
+	if (run->cpu_seconds > 0)
+		cpu_call_join(&stopper);
 	if (r < 0)
 		return r;
+	cpu_known = cpu_known && test_process_cpu_time(pid, &cpu_after) >= 0;
 	sampling_session_get_metrics(s, &m);
 	if (getenv("UNWIND_TEST_VERBOSE"))
 		fprintf(stderr,
@@ -113,9 +164,21 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 		.truncated = m.truncated_stacks,
 		.unwind_failures = m.unwind_failures,
 		.dropped = m.samples_dropped,
+		.cpu_known = cpu_known,
 	};
+	if (cpu_known)
+		ret->cpu = (TestCpuTime){
+			.user_nanos = cpu_after.user_nanos - cpu_before.user_nanos,
+			.system_nanos = cpu_after.system_nanos - cpu_before.system_nanos,
+		};
 	snprintf(ret->cache_state, sizeof(ret->cache_state), "%s",
 		 stack_resolver_cache_state(resolver));
+	stack_resolver_get_stats(resolver, &ret->resolver_stats);
+	r = stack_resolver_finish(resolver);
+	if (r >= 0)
+		r = stack_resolver_get_quality(resolver, &ret->quality);
+	if (r < 0)
+		return r;
 	ret->profile = sampling_session_steal_profile(s);
 	return ret->profile ? 0 : -ENOMEM;
 }
@@ -123,6 +186,8 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 void harness_result_done(HarnessResult *r)
 {
 	r->profile = profile_free(r->profile);
+	json_decref(r->quality);
+	r->quality = NULL;
 }
 
 size_t harness_stack_frames(const Profile *p, uint32_t leaf, const ProfileFrame **frames,

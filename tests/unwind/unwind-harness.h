@@ -15,16 +15,22 @@
 #include "perf-sample.h"
 #include "profile.h"
 #include "stack-resolver.h"
+#include "test-util.h"
 
 /* Fork and exec argv; returns once the child runs the new program. */
 int harness_spawn(char *const argv[], pid_t *ret);
+/* Copy a file (a workload to a place of the test's own). */
+int harness_copy_file(const char *from, const char *to, mode_t mode);
+/* Remove directory 'dir' and the files in it (a workload's scratch directory). */
+int harness_remove_dir(const char *dir);
 /* Wait for (and if still running, kill) a spawned workload. */
 void harness_reap(pid_t pid);
 
 typedef struct HarnessRun {
 	const char *backend;     /* "perf-dwarf" (NULL) or "perf-fp" */
 	uint32_t hz;             /* 0: 999 */
-	double seconds;          /* sampling window */
+	double seconds;          /* sampling window (with cpu_seconds: only a hang guard) */
+	double cpu_seconds;      /* >0: the window ends once the target has used this much CPU */
 	bool kernel;             /* kernel frames */
 	uint32_t stack_bytes;    /* 0: session default (16 KiB) */
 	StackResolverOptions resolver; /* mode and kernel are set from the fields above */
@@ -34,6 +40,11 @@ typedef struct HarnessResult {
 	Profile *profile;
 	uint64_t truncated, unwind_failures, dropped;
 	char cache_state[8];
+	StackResolverStats resolver_stats;
+	json_t *quality; /* the stack-quality report */
+	/* the target's CPU time during the window, as the kernel accounted it */
+	TestCpuTime cpu;
+	bool cpu_known; /* false when the target was gone before the window ended */
 } HarnessResult;
 
 /* Profile 'pid' as 'run' says. Fills 'ret' (free with harness_result_done). */

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The Firefox Profiler's Gecko profile format (meta.version 36, the newest
- * its importer accepts): one thread per tid with its sample timeline. The
+ * its importer accepts): one thread per tid with its sample timeline, grouped
+ * into processes by pid (a multi-process profile has many). The
  * samples are the folding's counted samples of that thread, their stacks the
  * profile's own stack nodes (root first, parents before children), so frames
  * keep their line. Native frames are written as "name (in module) (file:line)"
  * or "name (in module)", the location syntax the importer parses into a
  * function and a library (line breaks in names become spaces, as in folded
  * stacks, because the importer's patterns are line-bound); categories tell
- * kernel from user code.
+ * kernel from user code. Markers (a live run's stage spans) are interval
+ * markers on their thread.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@ typedef struct ThreadTables {
 	uint32_t *stacks;      /* thread-local stack index -> profile stack node */
 	uint32_t *frames;      /* thread-local frame index -> profile frame */
 	uint32_t n_stacks, n_frames;
+	const ProfileMarker **markers; /* the profile's markers by tid, then start */
 } ThreadTables;
 
 static int compare_u32(const void *a, const void *b)
@@ -106,10 +109,61 @@ static void write_location(const Profile *p, const ProfileFrame *frame, FILE *ou
 	write_json_string(out, location ? location : name);
 }
 
+static int compare_markers(const void *a, const void *b)
+{
+	const ProfileMarker *x = *(const ProfileMarker *const *)a, *y = *(const ProfileMarker *const *)b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The markers of thread 'tid': t->markers[*ret_first ...] (sorted by tid). */
+static void collect_markers(const Profile *p, uint32_t tid, const ThreadTables *t,
+			    size_t *ret_first, size_t *ret_n)
+{
+	size_t lo = 0, hi = p->n_markers, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->markers[mid]->tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < p->n_markers && t->markers[end]->tid == tid; end++)
+		;
+	*ret_first = lo;
+	*ret_n = end - lo;
+}
+
+/*
+ * Interval markers (phase 1) of a thread, e.g. a live run's stage spans. A
+ * marker's name is its own string after the frames' locations.
+ */
+static void write_markers(const ProfileMarker *const *markers, size_t n, uint32_t first_string,
+			  FILE *out)
+{
+	fputs_unlocked("\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,"
+		       "\"category\":4,\"data\":5},\"data\":[", out);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "%s[%zu,", i ? "," : "", first_string + i);
+		write_ms(out, markers[i]->start_ns);
+		putc_unlocked(',', out);
+		write_ms(out, markers[i]->end_ns);
+		fprintf(out, ",1,%d,null]", CATEGORY_OTHER);
+	}
+	fputs_unlocked("]},", out);
+}
+
 static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t, FILE *out)
 {
 	const Profile *p = f->profile;
 	const ProfileThread *info = profile_find_thread(p, th->tid), *main_thread;
+	uint32_t pid = profile_thread_pid(p, th->tid);
+	const ProfileProcess *proc = profile_find_process(p, pid);
+	size_t first_marker, n_markers;
 
 	collect_tables(f, th, t);
 
@@ -118,15 +172,19 @@ static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t
 		write_json_string(out, p->strings[info->name]);
 	else
 		fprintf(out, "\"tid %u\"", th->tid);
-	/* the process is named after its main thread, whose tid is the pid */
+	/*
+	 * The importer groups threads into processes by pid; a process is named
+	 * as recorded, else after its main thread, whose tid is the pid.
+	 */
 	fputs_unlocked(",\"processType\":\"default\",\"processName\":", out);
-	main_thread = profile_find_thread(p, p->pid);
-	write_json_string(out, main_thread && main_thread->name != PROFILE_NONE ?
+	main_thread = profile_find_thread(p, pid);
+	write_json_string(out, proc && proc->name != PROFILE_NONE ? p->strings[proc->name] :
+			       main_thread && main_thread->name != PROFILE_NONE ?
 			       p->strings[main_thread->name] : "");
 	fprintf(out, ",\"registerTime\":0,\"unregisterTime\":null,\"tid\":%u,\"pid\":%u,", th->tid,
-		p->pid);
-	fputs_unlocked("\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,"
-		       "\"category\":4,\"data\":5},\"data\":[]},", out);
+		pid);
+	collect_markers(p, th->tid, t, &first_marker, &n_markers);
+	write_markers(t->markers + first_marker, n_markers, t->n_frames, out);
 
 	fputs_unlocked("\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2},"
 		       "\"data\":[", out);
@@ -172,16 +230,40 @@ static void write_thread(const Folding *f, const FoldThread *th, ThreadTables *t
 	}
 	fputs_unlocked("]},", out);
 
-	/* string i is the location of frame i */
+	/* string i is the location of frame i; then the names of the markers, one each */
 	fputs_unlocked("\"stringTable\":[", out);
 	for (uint32_t i = 0; i < t->n_frames; i++) {
 		if (i)
 			putc_unlocked(',', out);
 		write_location(p, &p->frames[t->frames[i]], out);
 	}
+	for (size_t i = 0; i < n_markers; i++) {
+		if (i || t->n_frames)
+			putc_unlocked(',', out);
+		write_json_string(out, p->strings[t->markers[first_marker + i]->name]);
+	}
 	fputs_unlocked("]}", out);
 
 	reset_tables(p, t);
+}
+
+/*
+ * "profd VERSION (what was profiled)"; a profile without sample times (the bpf
+ * backend counts stacks) says so, since its samples all sit at time 0.
+ */
+static int write_product(const Profile *p, FILE *out)
+{
+	_cleanup_free_ char *product = NULL, *target = NULL;
+
+	if (p->target != PROFILE_NONE)
+		target = strdup(p->strings[p->target]);
+	else if (asprintf(&target, "pid %u", p->pid) < 0)
+		target = NULL;
+	if (!target || asprintf(&product, "profd %s (%s)%s", PROFD_VERSION, target,
+				p->untimed ? ", counts only: no timeline" : "") < 0)
+		return -ENOMEM;
+	write_json_string(out, product);
+	return 0;
 }
 
 int export_write_firefox(const Folding *f, FILE *out)
@@ -192,13 +274,20 @@ int export_write_firefox(const Folding *f, FILE *out)
 	_cleanup_free_ uint32_t *local_frame = malloc(n_frames * sizeof(uint32_t));
 	_cleanup_free_ uint32_t *stacks = malloc(n_stacks * sizeof(uint32_t));
 	_cleanup_free_ uint32_t *frames = malloc(n_frames * sizeof(uint32_t));
+	_cleanup_free_ const ProfileMarker **markers = malloc(((size_t)p->n_markers + 1) *
+							      sizeof(ProfileMarker *));
 	ThreadTables t = {
 		.local_stack = local_stack, .local_frame = local_frame,
-		.stacks = stacks, .frames = frames,
+		.stacks = stacks, .frames = frames, .markers = markers,
 	};
+	int r;
 
-	if (!local_stack || !local_frame || !stacks || !frames)
+	if (!local_stack || !local_frame || !stacks || !frames || !markers)
 		return -ENOMEM;
+	for (uint32_t i = 0; i < p->n_markers; i++)
+		markers[i] = &p->markers[i];
+	if (p->n_markers > 1)
+		qsort(markers, p->n_markers, sizeof(*markers), compare_markers);
 	memset(local_stack, 0xff, n_stacks * sizeof(uint32_t));
 	memset(local_frame, 0xff, n_frames * sizeof(uint32_t));
 
@@ -206,11 +295,24 @@ int export_write_firefox(const Folding *f, FILE *out)
 	write_ms(out, p->period_nanos ? p->period_nanos : 1000000);
 	fputs_unlocked(",\"startTime\":", out);
 	write_ms(out, p->start_unix_nanos);
-	fprintf(out, ",\"shutdownTime\":null,\"processType\":0,\"product\":\"profd %s (pid %u)\","
-		     "\"stackwalk\":1,\"debug\":false,\"presymbolicated\":true,\"abi\":\"\","
-		     "\"misc\":\"\",\"oscpu\":\"\",\"platform\":\"Linux\",\"toolkit\":\"\","
-		     "\"appBuildID\":\"\",\"sourceURL\":\"\",\"markerSchema\":[],",
-		PROFD_VERSION, p->pid);
+	if (p->n_markers > 0) {
+		/* the range shown is the samples' unless given: a run's first stage spans may come before its first sample */
+		uint64_t end = 0;
+
+		for (size_t i = 0; i < p->n_samples; i++)
+			end = p->samples[i].time_ns > end ? p->samples[i].time_ns : end;
+		for (uint32_t i = 0; i < p->n_markers; i++)
+			end = p->markers[i].end_ns > end ? p->markers[i].end_ns : end;
+		fputs_unlocked(",\"profilingStartTime\":0,\"profilingEndTime\":", out);
+		write_ms(out, end);
+	}
+	fputs_unlocked(",\"shutdownTime\":null,\"processType\":0,\"product\":", out);
+	r = write_product(p, out);
+	if (r < 0)
+		return r;
+	fputs_unlocked(",\"stackwalk\":1,\"debug\":false,\"presymbolicated\":true,\"abi\":\"\","
+		       "\"misc\":\"\",\"oscpu\":\"\",\"platform\":\"Linux\",\"toolkit\":\"\","
+		       "\"appBuildID\":\"\",\"sourceURL\":\"\",\"markerSchema\":[],", out);
 	fputs_unlocked("\"categories\":["
 		       "{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
 		       "{\"name\":\"User\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"

@@ -3,7 +3,10 @@
  * speedscope's file format: one "sampled" profile per thread, whose samples
  * are the thread's folded stacks (root first) weighted by their counts times
  * the sampling period, so time reads in nanoseconds. Frames are the folding's
- * function names, shared by all threads.
+ * function names, shared by all threads. In a multi-process profile each
+ * thread's profile is named with its process (and its stacks leave the
+ * process frame out). A sampled profile has no timeline: its samples are
+ * stacks in folding order, so profiles without times (bpf) lose nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,10 +30,13 @@ static void write_frames(const Folding *f, uint32_t *frame_of_name, FILE *out)
 			for (uint32_t n = f->threads[t].stacks[i].node; n != PROFILE_NONE;
 			     n = f->nodes[n].parent) {
 				const FoldNode *node = &f->nodes[n];
-				const ProfileFrame *frame = &p->frames[node->frame];
+				const ProfileFrame *frame;
 
-				if (frame_of_name[node->function] != PROFILE_NONE)
+				/* a process frame: the profile's name says the process */
+				if (node->frame == PROFILE_NONE ||
+				    frame_of_name[node->function] != PROFILE_NONE)
 					continue;
+				frame = &p->frames[node->frame];
 				frame_of_name[node->function] = n_frames;
 				fputs_unlocked(n_frames++ ? ",{\"name\":" : "{\"name\":", out);
 				write_json_string(out, p->strings[node->function]);
@@ -51,9 +57,14 @@ static void write_thread(const Folding *f, const FoldThread *th, const uint32_t 
 	uint64_t weight = p->period_nanos ? p->period_nanos : 1, total = 0;
 	_cleanup_free_ char *name = NULL;
 
-	if (asprintf(&name, "%s (tid %u)",
-		     info && info->name != PROFILE_NONE ? p->strings[info->name] : "thread",
-		     th->tid) < 0)
+	const ProfileProcess *proc = p->multi_process ?
+				     profile_find_process(p, profile_thread_pid(p, th->tid)) : NULL;
+	const char *thread = info && info->name != PROFILE_NONE ? p->strings[info->name] : "thread";
+
+	/* in a multi-process profile each thread's name says its process */
+	if ((proc && proc->label != PROFILE_NONE ?
+		     asprintf(&name, "%s (tid %u) in %s", thread, th->tid, p->strings[proc->label]) :
+		     asprintf(&name, "%s (tid %u)", thread, th->tid)) < 0)
 		name = NULL;
 	fputs_unlocked("{\"type\":\"sampled\",\"name\":", out);
 	write_json_string(out, name ? name : "thread");
@@ -64,11 +75,13 @@ static void write_thread(const Folding *f, const FoldThread *th, const uint32_t 
 	write_u64(out, total);
 	fputs_unlocked(",\"samples\":[", out);
 	for (size_t i = 0; i < th->n_stacks; i++) {
-		uint32_t depth = fold_node_path(f, th->stacks[i].node, path);
+		uint32_t depth = fold_node_path(f, th->stacks[i].node, path), written = 0;
 
 		fputs_unlocked(i ? ",[" : "[", out);
 		for (uint32_t d = 0; d < depth; d++) {
-			if (d)
+			if (f->nodes[path[d]].frame == PROFILE_NONE)
+				continue; /* the process frame */
+			if (written++)
 				putc_unlocked(',', out);
 			write_u64(out, frame_of_name[f->nodes[path[d]].function]);
 		}
@@ -100,7 +113,15 @@ int export_write_speedscope(const Folding *f, FILE *out)
 			putc_unlocked(',', out);
 		write_thread(f, &f->threads[t], frame_of_name, path, out);
 	}
-	fprintf(out, "],\"name\":\"profd pid %u\",\"activeProfileIndex\":0,"
-		     "\"exporter\":\"profd %s\"}\n", p->pid, PROFD_VERSION);
+	fputs_unlocked("],\"name\":", out);
+	if (p->target != PROFILE_NONE) {
+		_cleanup_free_ char *name = NULL;
+
+		if (asprintf(&name, "profd %s", p->strings[p->target]) < 0)
+			return -ENOMEM;
+		write_json_string(out, name);
+	} else
+		fprintf(out, "\"profd pid %u\"", p->pid);
+	fprintf(out, ",\"activeProfileIndex\":0,\"exporter\":\"profd %s\"}\n", PROFD_VERSION);
 	return 0;
 }

@@ -5,7 +5,8 @@
  * proportional to samples. Frames narrower than 0.1 px are left out with
  * their descendants, so huge profiles stay light. Colour says where code
  * lives: kernel frames orange, each user module its own hue (in drawing order
- * from a palette of ten), inlined frames lighter, unmapped code grey.
+ * from a palette of ten), inlined frames lighter, unmapped code grey, and the
+ * process frames at the bottom of a multi-process profile lavender.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -25,6 +26,7 @@
 #define MIN_WIDTH_PX 0.1
 #define TITLE_MIN_WIDTH_PX 1.0
 #define CHAR_WIDTH 7.2 /* 12 px monospace; the script trims labels with the same figure */
+#define PROCESS_FILL "#b8b8d8" /* the process frames of a multi-process profile */
 
 static const char flamegraph_js[] =
 #include "flamegraph-js.h"
@@ -167,14 +169,20 @@ int export_write_svg(const Folding *f, FILE *out)
 		       "g.f text{pointer-events:none}.ui{cursor:pointer;fill:#333}"
 		       "#title{font-size:17px;text-anchor:middle}</style>\n", out);
 	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
-		     "<text id=\"title\" x=\"%.0f\" y=\"24\">Flame graph: pid %u, %llu samples</text>\n"
+		     "<text id=\"title\" x=\"%.0f\" y=\"24\">Flame graph: ", SVG_WIDTH / 2);
+	/* what was profiled: a pid, or a cgroup, unit or the whole machine */
+	if (p->target != PROFILE_NONE)
+		write_xml_text(out, p->strings[p->target]);
+	else
+		fprintf(out, "pid %u", p->pid);
+	fprintf(out, ", %llu samples</text>\n"
 		     "<text id=\"reset\" class=\"ui\" x=\"%.0f\" y=\"24\" "
 		     "style=\"display:none\">Reset zoom</text>\n"
 		     "<text id=\"search\" class=\"ui\" x=\"%.0f\" y=\"24\" "
 		     "text-anchor=\"end\">Search</text>\n"
 		     "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n"
 		     "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"></text>\n",
-		SVG_WIDTH / 2, p->pid, (unsigned long long)total, SVG_PAD, SVG_WIDTH - SVG_PAD,
+		(unsigned long long)total, SVG_PAD, SVG_WIDTH - SVG_PAD,
 		SVG_PAD, height - 10, SVG_WIDTH - SVG_PAD, height - 10);
 
 	scale = total ? (SVG_WIDTH - 2 * SVG_PAD) / (double)total : 0;
@@ -183,7 +191,9 @@ int export_write_svg(const Folding *f, FILE *out)
 	for (uint32_t i = 0; i < f->n_nodes; i++) {
 		/* rank order visits parents first and siblings in name order */
 		uint32_t node = f->node_of_rank[i], parent = f->nodes[node].parent;
-		const ProfileFrame *frame = &p->frames[f->nodes[node].frame];
+		/* the process frame rooting a multi-process profile's stacks has no profile frame */
+		const ProfileFrame *frame = f->nodes[node].frame == PROFILE_NONE ? NULL :
+					    &p->frames[f->nodes[node].frame];
 		double w = inclusive[node] * scale;
 
 		if (parent == PROFILE_NONE) {
@@ -196,9 +206,12 @@ int export_write_svg(const Folding *f, FILE *out)
 		next_x[node] = x[node];
 		if (w < MIN_WIDTH_PX || inclusive[node] == 0)
 			continue;
-		frame_colour(p, &colours, frame, fill);
+		if (frame)
+			frame_colour(p, &colours, frame, fill);
+		else
+			memcpy(fill, PROCESS_FILL, sizeof(PROCESS_FILL));
 		write_frame(out, p->strings[f->nodes[node].function],
-			    frame->module != PROFILE_NONE ? p->strings[frame->module] : NULL,
+			    frame && frame->module != PROFILE_NONE ? p->strings[frame->module] : NULL,
 			    inclusive[node], total, SVG_PAD + x[node] * scale,
 			    height - FOOTER - FRAME_HEIGHT * (f->nodes[node].depth + 1), w, fill);
 	}

@@ -21,6 +21,8 @@ Folding *folding_free(Folding *f)
 	free(f->sample_order);
 	free(f->leaf_storage);
 	free(f->stack_storage);
+	free(f->leaf_name);
+	id_map_free(f->names);
 	free(f);
 	return NULL;
 }
@@ -41,43 +43,132 @@ uint32_t fold_node_path(const Folding *f, uint32_t node, uint32_t *ret_path)
 	return depth;
 }
 
+/* The name node (parent, function), added when new. */
+static int intern_node(Folding *f, uint32_t parent, uint32_t function, uint32_t frame,
+		       uint32_t *ret)
+{
+	uint32_t id;
+	bool is_new;
+	int r;
+
+	r = id_map_intern(f->names, id_map_key(parent, function), &id, &is_new);
+	if (r < 0)
+		return r;
+	if (is_new) {
+		uint32_t depth = parent == PROFILE_NONE ? 1 : f->nodes[parent].depth + 1;
+
+		if (id >= f->nodes_allocated) {
+			uint32_t want = f->nodes_allocated ? f->nodes_allocated * 2 : 64;
+			FoldNode *a;
+
+			if (want <= id)
+				want = id + 1;
+			a = reallocarray(f->nodes, want, sizeof(FoldNode));
+			if (!a)
+				return -ENOMEM;
+			f->nodes = a;
+			f->nodes_allocated = want;
+		}
+		f->nodes[id] = (FoldNode){
+			.parent = parent, .function = function, .frame = frame, .depth = depth,
+		};
+		if (depth > f->max_depth)
+			f->max_depth = depth;
+		f->n_nodes++;
+	}
+	*ret = id;
+	return 0;
+}
+
 /* Map every profile stack node to its name node. Parents precede children in
  * the profile (a node can only name an existing parent), so one pass suffices. */
 static int build_nodes(Folding *f)
 {
 	const Profile *p = f->profile;
-	_cleanup_(id_map_freep) IdMap *map = NULL;
 	int r;
 
-	r = id_map_new(p->n_stacks, &map);
+	r = id_map_new(p->n_stacks, &f->names);
 	if (r < 0)
 		return r;
 	f->node_of_stack = malloc(((size_t)p->n_stacks + 1) * sizeof(uint32_t));
-	f->nodes = malloc(((size_t)p->n_stacks + 1) * sizeof(FoldNode));
-	if (!f->node_of_stack || !f->nodes)
+	if (!f->node_of_stack)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->n_stacks; i++) {
 		const ProfileStackNode *s = &p->stacks[i];
 		uint32_t parent = s->parent == PROFILE_NONE ? PROFILE_NONE :
 							      f->node_of_stack[s->parent];
-		uint32_t function = p->frames[s->frame].function, id;
-		bool is_new;
 
-		r = id_map_intern(map, id_map_key(parent, function), &id, &is_new);
+		r = intern_node(f, parent, p->frames[s->frame].function, s->frame,
+				&f->node_of_stack[i]);
 		if (r < 0)
 			return r;
-		if (is_new) {
-			uint32_t depth = parent == PROFILE_NONE ? 1 : f->nodes[parent].depth + 1;
+	}
+	return 0;
+}
 
-			f->nodes[id] = (FoldNode){
-				.parent = parent, .function = function,
-				.frame = s->frame, .depth = depth,
-			};
-			if (depth > f->max_depth)
-				f->max_depth = depth;
-			f->n_nodes++;
+/*
+ * The name node of 'node' below the root node of a process: every name on its
+ * path again, under the root. Roots have no parent and the process label as
+ * name; the names below them all have a parent, so they never meet the names
+ * of build_nodes().
+ */
+static int root_node(Folding *f, uint32_t root, uint32_t node, uint32_t *path, uint32_t *ret)
+{
+	uint32_t depth = fold_node_path(f, node, path), at = root;
+	int r;
+
+	for (uint32_t d = 0; d < depth; d++) {
+		const FoldNode *n = &f->nodes[path[d]];
+
+		r = intern_node(f, at, n->function, n->frame, &at);
+		if (r < 0)
+			return r;
+	}
+	*ret = at;
+	return 0;
+}
+
+/*
+ * Multi-process profiles: every thread's stacks start with a frame naming its
+ * process ("comm-pid", as stackcollapse-perf --pid writes), so folded stacks
+ * and flame graphs keep processes apart. Roots are attached per (thread, leaf):
+ * the same code in two processes folds into two stacks.
+ */
+static int root_leaves(Folding *f)
+{
+	const Profile *p = f->profile;
+	_cleanup_free_ uint32_t *path = NULL;
+	size_t n_leaves = 0;
+	int r;
+
+	for (uint32_t t = 0; t < f->n_threads; t++)
+		n_leaves += f->threads[t].n_leaves;
+	f->leaf_name = malloc((n_leaves + 1) * sizeof(uint32_t));
+	path = malloc(((size_t)f->max_depth + 1) * sizeof(uint32_t));
+	if (!f->leaf_name || !path)
+		return -ENOMEM;
+	n_leaves = 0;
+	for (uint32_t t = 0; t < f->n_threads; t++) {
+		const FoldThread *th = &f->threads[t];
+		const ProfileProcess *proc = profile_find_process(p, profile_thread_pid(p, th->tid));
+		uint32_t root = PROFILE_NONE;
+
+		if (proc && proc->label != PROFILE_NONE) {
+			r = intern_node(f, PROFILE_NONE, proc->label, PROFILE_NONE, &root);
+			if (r < 0)
+				return r;
 		}
-		f->node_of_stack[i] = id;
+		for (size_t i = 0; i < th->n_leaves; i++, n_leaves++) {
+			uint32_t node = f->node_of_stack[th->leaves[i].node];
+
+			if (root == PROFILE_NONE)
+				f->leaf_name[n_leaves] = node;
+			else {
+				r = root_node(f, root, node, path, &f->leaf_name[n_leaves]);
+				if (r < 0)
+					return r;
+			}
+		}
 	}
 	return 0;
 }
@@ -285,33 +376,34 @@ static size_t tally_take(Tally *t, FoldCount *out)
 	return n;
 }
 
-static int count_samples(Folding *f)
+/* What the phases of count_leaves() hand on: one entry per sample of the profile. */
+typedef struct LeafScratch {
+	uint32_t *thread_of_sample; /* the thread index of each counted sample */
+	uint64_t *keys, *tmp;       /* (thread << 32 | leaf node) per counted sample, to sort */
+	bool *unsorted;             /* per thread: its samples arrived out of time order */
+	uint32_t n_threads;
+} LeafScratch;
+
+static void leaf_scratch_done(LeafScratch *x)
+{
+	free(x->thread_of_sample);
+	free(x->keys);
+	free(x->tmp);
+	free(x->unsorted);
+}
+
+/* Which thread each counted sample belongs to, threads in order of appearance. */
+static int assign_threads(Folding *f, LeafScratch *x)
 {
 	const Profile *p = f->profile;
 	_cleanup_(id_map_freep) IdMap *tids = NULL;
-	_cleanup_free_ uint32_t *thread_of_sample = NULL, *fill = NULL, *touched = NULL;
-	_cleanup_free_ uint64_t *count = NULL, *keys = NULL, *tmp = NULL, *last_time = NULL;
-	_cleanup_free_ bool *unsorted = NULL;
-	size_t n_slots = (size_t)(p->n_stacks > f->n_nodes ? p->n_stacks : f->n_nodes) + 1;
-	size_t n_keys = n_slots > p->n_samples ? n_slots : p->n_samples + 1;
-	size_t n_leaves = 0, n_stacks = 0;
-	uint32_t n_threads, last_tid = 0, last_thread = PROFILE_NONE;
-	Tally tally;
+	_cleanup_free_ uint64_t *last_time = NULL;
+	uint32_t last_tid = 0, last_thread = PROFILE_NONE;
 	int r;
 
-	/* sample indexes are kept as 32-bit numbers */
-	if (p->n_samples >= UINT32_MAX)
-		return -E2BIG;
-
-	/* Which thread each counted sample belongs to, threads in order of appearance. */
 	r = id_map_new(64, &tids);
 	if (r < 0)
 		return r;
-	thread_of_sample = malloc((p->n_samples + 1) * sizeof(uint32_t));
-	keys = malloc(n_keys * sizeof(uint64_t));
-	tmp = malloc(n_keys * sizeof(uint64_t));
-	if (!thread_of_sample || !keys || !tmp)
-		return -ENOMEM;
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const ProfileSample *s = &p->samples[i];
 		uint32_t t;
@@ -332,93 +424,149 @@ static int count_samples(Folding *f)
 		if (is_new) {
 			FoldThread *a = reallocarray(f->threads, t + 1, sizeof(FoldThread));
 			uint64_t *lt = reallocarray(last_time, t + 1, sizeof(uint64_t));
-			bool *u = reallocarray(unsorted, t + 1, sizeof(bool));
+			bool *u = reallocarray(x->unsorted, t + 1, sizeof(bool));
 
 			if (a)
 				f->threads = a;
 			if (lt)
 				last_time = lt;
 			if (u)
-				unsorted = u;
+				x->unsorted = u;
 			if (!a || !lt || !u)
 				return -ENOMEM;
 			f->threads[t] = (FoldThread){ .tid = s->tid };
 			last_time[t] = 0;
-			unsorted[t] = false;
+			x->unsorted[t] = false;
 		}
 		last_tid = s->tid;
 		last_thread = t;
 		if (s->time_ns < last_time[t])
-			unsorted[t] = true;
+			x->unsorted[t] = true;
 		last_time[t] = s->time_ns;
 		f->threads[t].n_samples++;
-		thread_of_sample[i] = t;
-		keys[f->n_samples++] = (uint64_t)t << 32 | s->stack;
+		x->thread_of_sample[i] = t;
+		x->keys[f->n_samples++] = (uint64_t)t << 32 | s->stack;
 	}
-	n_threads = id_map_size(tids);
+	x->n_threads = id_map_size(tids);
+	return 0;
+}
 
-	/* Group the counted samples by thread, keeping their order (a stable counting sort). */
+/* Group the counted samples by thread (a stable counting sort), each in time order. */
+static int order_samples(Folding *f, const LeafScratch *x)
+{
+	const Profile *p = f->profile;
+	_cleanup_free_ uint32_t *fill = NULL;
+
 	f->sample_order = malloc((f->n_samples + 1) * sizeof(uint32_t));
-	fill = malloc(((size_t)n_threads + 1) * sizeof(uint32_t));
+	fill = malloc(((size_t)x->n_threads + 1) * sizeof(uint32_t));
 	if (!f->sample_order || !fill)
 		return -ENOMEM;
-	for (uint32_t t = 0, at = 0; t < n_threads; t++) {
+	for (uint32_t t = 0, at = 0; t < x->n_threads; t++) {
 		fill[t] = at;
 		f->threads[t].samples = f->sample_order + at;
 		at += f->threads[t].n_samples;
 	}
 	for (size_t i = 0; i < p->n_samples; i++)
 		if (p->samples[i].stack != PROFILE_NONE)
-			f->sample_order[fill[thread_of_sample[i]]++] = i;
+			f->sample_order[fill[x->thread_of_sample[i]]++] = i;
 	/* Timelines must run forward; samples usually arrive in order already. */
-	for (uint32_t t = 0; t < n_threads; t++)
-		if (unsorted[t])
+	for (uint32_t t = 0; t < x->n_threads; t++)
+		if (x->unsorted[t])
 			qsort_r((uint32_t *)f->threads[t].samples, f->threads[t].n_samples,
 				sizeof(uint32_t), compare_sample_time, p->samples);
+	return 0;
+}
 
-	/*
-	 * Counts per (thread, leaf node): sorting one key per sample streams through
-	 * memory, where counting into an array would miss the cache on every sample.
-	 */
+/*
+ * Counts per (thread, leaf node): sorting one key per sample streams through
+ * memory, where counting into an array would miss the cache on every sample.
+ */
+static int count_leaf_runs(Folding *f, LeafScratch *x)
+{
+	size_t n_leaves = 0;
+
 	f->leaf_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
-	f->stack_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
-	if (!f->leaf_storage || !f->stack_storage)
+	if (!f->leaf_storage)
 		return -ENOMEM;
-	radix_sort(keys, tmp, f->n_samples);
+	radix_sort(x->keys, x->tmp, f->n_samples);
 	for (size_t k = 0; k < f->n_samples;) {
 		size_t run = k + 1;
 
-		while (run < f->n_samples && keys[run] == keys[k])
+		while (run < f->n_samples && x->keys[run] == x->keys[k])
 			run++;
 		f->leaf_storage[n_leaves++] = (FoldCount){
-			.node = keys[k] & UINT32_MAX, .count = run - k,
+			.node = x->keys[k] & UINT32_MAX, .count = run - k,
 		};
-		f->threads[keys[k] >> 32].n_leaves++;
+		f->threads[x->keys[k] >> 32].n_leaves++;
 		k = run;
 	}
-
-	count = calloc(n_slots, sizeof(uint64_t));
-	touched = malloc(n_slots * sizeof(uint32_t));
-	if (!count || !touched)
-		return -ENOMEM;
-	tally = (Tally){ .count = count, .touched = touched };
 	n_leaves = 0;
-	for (uint32_t t = 0; t < n_threads; t++) {
+	for (uint32_t t = 0; t < x->n_threads; t++) {
+		f->threads[t].leaves = f->leaf_storage + n_leaves;
+		n_leaves += f->threads[t].n_leaves;
+	}
+	return 0;
+}
+
+/* Group the counted samples by thread (time order) and count each thread's leaf stack nodes. */
+static int count_leaves(Folding *f)
+{
+	const Profile *p = f->profile;
+	_cleanup_(leaf_scratch_done) LeafScratch x = {};
+	int r;
+
+	/* sample indexes are kept as 32-bit numbers */
+	if (p->n_samples >= UINT32_MAX)
+		return -E2BIG;
+	x.thread_of_sample = malloc((p->n_samples + 1) * sizeof(uint32_t));
+	x.keys = malloc((p->n_samples + 1) * sizeof(uint64_t));
+	x.tmp = malloc((p->n_samples + 1) * sizeof(uint64_t));
+	if (!x.thread_of_sample || !x.keys || !x.tmp)
+		return -ENOMEM;
+	r = assign_threads(f, &x);
+	if (r >= 0)
+		r = order_samples(f, &x);
+	if (r >= 0)
+		r = count_leaf_runs(f, &x);
+	if (r < 0)
+		return r;
+	f->n_threads = x.n_threads;
+	return 0;
+}
+
+/* Each thread's name sequences from its leaves, hottest first; then all threads merged. */
+static int count_stacks(Folding *f)
+{
+	size_t n_slots = (size_t)(f->profile->n_stacks > f->n_nodes ? f->profile->n_stacks
+								    : f->n_nodes) + 1;
+	size_t n_keys = n_slots > f->n_samples ? n_slots : f->n_samples + 1;
+	_cleanup_free_ uint32_t *touched = malloc(n_slots * sizeof(uint32_t));
+	_cleanup_free_ uint64_t *count = calloc(n_slots, sizeof(uint64_t));
+	_cleanup_free_ uint64_t *keys = malloc(n_keys * sizeof(uint64_t));
+	_cleanup_free_ uint64_t *tmp = malloc(n_keys * sizeof(uint64_t));
+	Tally tally = { .count = count, .touched = touched };
+	size_t n_stacks = 0;
+
+	f->stack_storage = malloc((f->n_samples + 1) * sizeof(FoldCount));
+	if (!touched || !count || !keys || !tmp || !f->stack_storage)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < f->n_threads; t++) {
 		FoldThread *th = &f->threads[t];
 		FoldCount *stacks = f->stack_storage + n_stacks;
+		size_t first_leaf = (size_t)(th->leaves - f->leaf_storage);
 
-		th->leaves = f->leaf_storage + n_leaves;
 		for (size_t i = 0; i < th->n_leaves; i++)
-			tally_add(&tally, f->node_of_stack[th->leaves[i].node], th->leaves[i].count);
+			tally_add(&tally, f->leaf_name ? f->leaf_name[first_leaf + i] :
+							 f->node_of_stack[th->leaves[i].node],
+				  th->leaves[i].count);
 		th->n_stacks = tally_take(&tally, stacks);
 		sort_hottest(f, stacks, th->n_stacks, keys, tmp);
 		th->stacks = stacks;
-		n_leaves += th->n_leaves;
 		n_stacks += th->n_stacks;
 	}
 
 	/* Merged: every thread's name sequences added up. */
-	for (uint32_t t = 0; t < n_threads; t++)
+	for (uint32_t t = 0; t < f->n_threads; t++)
 		for (size_t i = 0; i < f->threads[t].n_stacks; i++)
 			tally_add(&tally, f->threads[t].stacks[i].node, f->threads[t].stacks[i].count);
 	f->stacks = malloc(((size_t)tally.n_touched + 1) * sizeof(FoldCount));
@@ -427,9 +575,8 @@ static int count_samples(Folding *f)
 	f->n_stacks = tally_take(&tally, f->stacks);
 	sort_hottest(f, f->stacks, f->n_stacks, keys, tmp);
 
-	f->n_threads = n_threads;
-	if (n_threads > 1)
-		qsort(f->threads, n_threads, sizeof(FoldThread), compare_tid);
+	if (f->n_threads > 1)
+		qsort(f->threads, f->n_threads, sizeof(FoldThread), compare_tid);
 	return 0;
 }
 
@@ -443,14 +590,18 @@ int fold_profile(const Profile *p, Folding **ret)
 		return -ENOMEM;
 	f->profile = p;
 	r = build_nodes(f);
+	if (r >= 0)
+		r = count_leaves(f);
+	if (r >= 0 && p->multi_process)
+		r = root_leaves(f);
+	/* ranks once every name node exists; the stacks are sorted by them */
+	if (r >= 0)
+		r = rank_nodes(f);
+	if (r >= 0)
+		r = count_stacks(f);
 	if (r < 0)
 		return r;
-	r = rank_nodes(f);
-	if (r < 0)
-		return r;
-	r = count_samples(f);
-	if (r < 0)
-		return r;
+	f->names = id_map_free(f->names);
 	*ret = TAKE_PTR(f);
 	return 0;
 }

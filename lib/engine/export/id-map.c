@@ -6,43 +6,48 @@
 
 #include "cleanup.h"
 #include "hash.h"
+#include "id-table.h"
 
-/* Open addressing over (key, id) pairs, load factor at most one half. */
-typedef struct IdMapSlot {
-	uint64_t key;
-	uint32_t id; /* UINT32_MAX marks an empty slot */
-} IdMapSlot;
-
+/* The keys in id order; the IdTable finds a key's id. */
 struct IdMap {
-	IdMapSlot *slots;
-	uint64_t mask;
-	uint32_t count;
+	IdTable table;
+	uint64_t *keys;
+	uint32_t allocated;
 };
 
-static IdMapSlot *slots_new(uint64_t n)
-{
-	IdMapSlot *s = malloc(n * sizeof(IdMapSlot));
+typedef struct IdMapKey {
+	const IdMap *map;
+	uint64_t key;
+} IdMapKey;
 
-	if (!s)
-		return NULL;
-	for (uint64_t i = 0; i < n; i++)
-		s[i].id = UINT32_MAX;
-	return s;
+static uint64_t hash_id(const void *userdata, uint32_t id)
+{
+	const IdMap *m = userdata;
+
+	return hash_finalize(m->keys[id]);
+}
+
+static bool key_equal(const void *userdata, uint32_t id)
+{
+	const IdMapKey *k = userdata;
+
+	return k->map->keys[id] == k->key;
 }
 
 int id_map_new(uint32_t expected, IdMap **ret)
 {
-	_cleanup_free_ IdMap *m = calloc(1, sizeof(*m));
-	uint64_t n = 64;
+	_cleanup_(id_map_freep) IdMap *m = calloc(1, sizeof(*m));
+	int r;
 
 	if (!m)
 		return -ENOMEM;
-	while (n < (uint64_t)expected * 2)
-		n *= 2;
-	m->slots = slots_new(n);
-	if (!m->slots)
+	r = id_table_init(&m->table, expected);
+	if (r < 0)
+		return r;
+	m->allocated = expected > 16 ? expected : 16;
+	m->keys = malloc((size_t)m->allocated * sizeof(uint64_t));
+	if (!m->keys)
 		return -ENOMEM;
-	m->mask = n - 1;
 	*ret = TAKE_PTR(m);
 	return 0;
 }
@@ -51,7 +56,8 @@ IdMap *id_map_free(IdMap *m)
 {
 	if (!m)
 		return NULL;
-	free(m->slots);
+	id_table_done(&m->table);
+	free(m->keys);
 	free(m);
 	return NULL;
 }
@@ -61,50 +67,34 @@ void id_map_freep(IdMap **m)
 	id_map_free(*m);
 }
 
-static int grow(IdMap *m)
-{
-	uint64_t n = (m->mask + 1) * 2;
-	IdMapSlot *slots = slots_new(n);
-
-	if (!slots)
-		return -ENOMEM;
-	for (uint64_t i = 0; i <= m->mask; i++) {
-		uint64_t s;
-
-		if (m->slots[i].id == UINT32_MAX)
-			continue;
-		for (s = hash_finalize(m->slots[i].key) & (n - 1); slots[s].id != UINT32_MAX;
-		     s = (s + 1) & (n - 1))
-			;
-		slots[s] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = slots;
-	m->mask = n - 1;
-	return 0;
-}
-
 int id_map_intern(IdMap *m, uint64_t key, uint32_t *ret_id, bool *ret_new)
 {
-	uint64_t s;
+	uint32_t slot, id = m->table.count;
 	int r;
 
-	if ((uint64_t)(m->count + 1) * 2 > m->mask + 1) {
-		if (m->count >= UINT32_MAX - 1)
-			return -E2BIG;
-		r = grow(m);
-		if (r < 0)
-			return r;
+	r = id_table_reserve(&m->table, 1, hash_id, m);
+	if (r < 0)
+		return r;
+	if (id_table_find(&m->table, hash_finalize(key), key_equal, &(IdMapKey){ m, key }, &slot)) {
+		*ret_id = m->table.slots[slot];
+		if (ret_new)
+			*ret_new = false;
+		return 0;
 	}
-	for (s = hash_finalize(key) & m->mask; m->slots[s].id != UINT32_MAX; s = (s + 1) & m->mask)
-		if (m->slots[s].key == key) {
-			*ret_id = m->slots[s].id;
-			if (ret_new)
-				*ret_new = false;
-			return 0;
-		}
-	m->slots[s] = (IdMapSlot){ .key = key, .id = m->count };
-	*ret_id = m->count++;
+	if (id == m->allocated) {
+		uint64_t *keys;
+
+		if (m->allocated > UINT32_MAX / 2)
+			return -E2BIG;
+		keys = reallocarray(m->keys, (size_t)m->allocated * 2, sizeof(uint64_t));
+		if (!keys)
+			return -ENOMEM;
+		m->keys = keys;
+		m->allocated *= 2;
+	}
+	m->keys[id] = key;
+	id_table_insert(&m->table, slot, id);
+	*ret_id = id;
 	if (ret_new)
 		*ret_new = true;
 	return 0;
@@ -112,5 +102,5 @@ int id_map_intern(IdMap *m, uint64_t key, uint32_t *ret_id, bool *ret_new)
 
 uint32_t id_map_size(const IdMap *m)
 {
-	return m->count;
+	return m->table.count;
 }

@@ -2,10 +2,12 @@
 #include "metrics.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
+#include "json-number.h"
 
 double sampling_metrics_thread_coverage(const SamplingMetrics *m)
 {
@@ -33,10 +35,10 @@ double sampling_metrics_fidelity(const SamplingMetrics *m)
 	return (double)m->samples_captured / (double)offered;
 }
 
-/* jansson integers are signed 64-bit; counters never get near 2^63, but never wrap silently */
+/* jansson integers are signed 64-bit; every u64 is kept exact (a saturated request is 2^64-1) */
 static json_t *json_u64(uint64_t v)
 {
-	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+	return json_u64_new(v);
 }
 
 static json_t *json_string_or_null(const char *s)
@@ -44,9 +46,43 @@ static json_t *json_string_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* Targets beyond one pid and the bpf backend: present when they apply. */
+static int add_target_fields(json_t *o, const SamplingMetrics *m)
+{
+	bool bpf = m->backend && strcmp(m->backend, "bpf") == 0;
+	const struct {
+		const char *name;
+		uint64_t value;
+		bool shown;
+	} counters[] = {
+		{ "processes_seen", m->processes_seen, m->processes_seen > 0 },
+		{ "processes_excluded", m->processes_excluded, m->processes_seen > 0 },
+		{ "samples_excluded", m->samples_excluded, m->processes_seen > 0 },
+		{ "side_band_lost", m->side_band_lost, m->processes_seen > 0 || bpf },
+		{ "lost_stacks", m->lost_stacks, bpf },
+		{ "map_full_samples", m->map_full_samples, bpf },
+		{ "exec_errors", m->exec_errors, bpf },
+		{ "aggregated_buckets", m->aggregated_buckets, bpf },
+		{ "bpf_program_runs", m->bpf_program_runs, bpf },
+		{ "bpf_program_nanos", m->bpf_program_nanos, bpf },
+	};
+	int r = 0;
+
+	if (m->target)
+		r |= json_object_set_new(o, "target", json_string(m->target));
+	if (m->backend_reason)
+		r |= json_object_set_new(o, "backend_reason", json_string(m->backend_reason));
+	r |= json_object_set_new(o, "timeline", json_boolean(!m->untimed));
+	for (size_t i = 0; i < ELEMENTSOF(counters); i++)
+		if (counters[i].shown)
+			r |= json_object_set_new(o, counters[i].name, json_u64(counters[i].value));
+	return r ? -ENOMEM : 0;
+}
+
 int sampling_metrics_to_json(const SamplingMetrics *m, json_t **ret)
 {
 	_cleanup_(json_decrefp) json_t *o = NULL;
+	int r;
 
 	o = json_pack_ex(NULL, JSON_STRICT,
 		"{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b,"
@@ -88,6 +124,17 @@ int sampling_metrics_to_json(const SamplingMetrics *m, json_t **ret)
 		"pause_nanos_method", json_string_or_null(m->pause_nanos_method));
 	if (!o)
 		return -ENOMEM;
+	/* the collector's backlog (json_pack takes only so many arguments) */
+	if (json_object_set_new(o, "backlog_dropped", json_u64(m->backlog_dropped)) < 0 ||
+	    json_object_set_new(o, "records_dropped", json_u64(m->records_dropped)) < 0 ||
+	    json_object_set_new(o, "backlog_bytes", json_u64(m->backlog_bytes)) < 0 ||
+	    json_object_set_new(o, "backlog_peak_bytes", json_u64(m->backlog_peak_bytes)) < 0 ||
+	    json_object_set_new(o, "samples_after_cutoff", json_u64(m->samples_after_cutoff)) < 0 ||
+	    json_object_set_new(o, "threads_peak", json_u64(m->threads_peak)) < 0)
+		return -ENOMEM;
+	r = add_target_fields(o, m);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -95,24 +142,18 @@ int sampling_metrics_to_json(const SamplingMetrics *m, json_t **ret)
 int sampling_metrics_format_json(const SamplingMetrics *m, char **ret)
 {
 	_cleanup_(json_decrefp) json_t *o = NULL;
-	char *s;
+	_cleanup_free_ char *s = NULL;
 	int r;
 
 	r = sampling_metrics_to_json(m, &o);
 	if (r < 0)
 		return r;
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-	if (!s)
+	/* json_write() writes u64 values above INT64_MAX exactly, and shortest floats */
+	r = json_write(o, true, &s);
+	if (r < 0)
+		return r;
+	/* with the final newline files want */
+	if (asprintf(ret, "%s\n", s) < 0)
 		return -ENOMEM;
-	/* json_dumps leaves out the final newline files want */
-	size_t len = strlen(s);
-	char *t = realloc(s, len + 2);
-	if (!t) {
-		free(s);
-		return -ENOMEM;
-	}
-	t[len] = '\n';
-	t[len + 1] = '\0';
-	*ret = t;
 	return 0;
 }

@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * What a sampling session cost and covered (DESIGN.md §3, names from the
- * seed), and its `metrics` export as JSON.
+ * What a sampling session cost and covered, and its `metrics` export as JSON
+ * (README "Formats and viewers"; the names are the `metrics` format's).
  */
 
 #include <jansson.h>
@@ -11,26 +11,31 @@
 #include <stdint.h>
 
 typedef struct SamplingMetrics {
-	/* the seed's ProfileMetrics */
+	/* what was sampled */
 	uint64_t samples_captured;  /* samples kept in the profile */
-	uint64_t samples_dropped;   /* lost by the kernel (LOST records) or while throttled */
+	uint64_t samples_dropped;   /* lost by the kernel (LOST records), while throttled, or at the
+				       backlog's cap (backlog_dropped) */
 	uint64_t threads_seen;      /* distinct tids with at least one kept sample */
 	uint64_t threads_at_start;  /* tids in /proc/<pid>/task when sampling started */
+	uint64_t threads_peak;      /* most threads the target ran at once during the window */
 	uint64_t pause_nanos;       /* estimate, see pause_nanos_method */
 	uint64_t duration_nanos;    /* window actually sampled */
 	uint32_t hz;                /* effective frequency */
-	bool clamped;               /* hz or duration was reduced to fit the bounds */
+	bool clamped;               /* hz or duration (the request, or its default) was reduced to fit
+				       the bounds */
 	bool buffer_full;           /* ring_capacity was reached; the window ended there */
 
-	/* what was asked for and how it ran */
+	/* what was asked for (as given: 0 = the default) and how it ran */
 	uint32_t requested_hz;
 	uint64_t requested_duration_nanos;
 	uint64_t effective_duration_nanos; /* requested duration after clamping */
 	uint64_t period_nanos;
 	uint64_t start_unix_nanos;
+	uint64_t start_mono_nanos;  /* CLOCK_MONOTONIC of the window's start: sample time 0 (not in JSON) */
 	const char *backend;        /* "perf-dwarf", "perf-fp" */
 	const char *event;          /* "cpu-clock", "task-clock", "cycles" */
-	const char *end_reason;     /* "running", "duration", "stopped", "target-exited", "buffer-full" */
+	const char *end_reason;     /* "running", "duration", "stopped", "target-exited", "buffer-full",
+				       "failed", "credentials-changed" */
 	uint32_t stack_bytes;       /* user stack bytes copied per sample (0 in perf-fp) */
 	uint64_t ring_capacity;     /* sample budget of the session */
 	uint64_t ring_bytes;        /* bytes of records read from the rings */
@@ -44,11 +49,37 @@ typedef struct SamplingMetrics {
 	uint64_t throttle_events;     /* PERF_RECORD_THROTTLE records */
 	uint64_t unthrottle_events;   /* PERF_RECORD_UNTHROTTLE records */
 	uint64_t throttled_samples;   /* estimated samples missed while throttled */
+	uint64_t backlog_dropped;     /* samples drained but not kept: the unwind backlog was full */
+	uint64_t records_dropped;     /* mappings/names not kept for the same reason (rare) */
+	uint64_t backlog_bytes;       /* the backlog's cap (0 when samples are resolved inline) */
+	uint64_t backlog_peak_bytes;  /* the most it held at once */
+	uint64_t samples_after_cutoff; /* drained after the target's last good access check, not kept */
 	uint64_t pause_nanos_per_sample; /* the per-sample cost the estimate uses */
 	const char *pause_nanos_method;  /* how pause_nanos was obtained, for readers */
+
+	/* the target and the choice of backend (NULL when not set) */
+	const char *target;          /* "pid:N", "cgroup:PATH", "system" */
+	const char *backend_reason;  /* why `auto` chose this backend, or that it was asked for */
+	bool untimed;                /* samples carry no times (bpf: counts only, no timeline) */
+	/* multi-process targets */
+	uint64_t processes_seen;     /* distinct processes with at least one kept sample */
+	uint64_t processes_excluded; /* processes left out by the access rules */
+	uint64_t samples_excluded;   /* their samples, counted and thrown away */
+	uint64_t side_band_lost;     /* MMAP2/COMM/FORK/EXIT records the kernel could not write */
+	/* bpf */
+	uint64_t lost_stacks;        /* stacks not stored (map full): their samples lack them */
+	uint64_t map_full_samples;   /* samples lost because the counts map was full (in dropped) */
+	uint64_t exec_errors;        /* execs not numbered: their samples may be named wrongly */
+	uint64_t aggregated_buckets; /* distinct (thread, stacks) buckets read at the end */
+	uint64_t bpf_program_runs;   /* program runs, when kernel.bpf_stats_enabled is on */
+	uint64_t bpf_program_nanos;  /* ... and their CPU time (charged to the sampled tasks) */
 } SamplingMetrics;
 
-/* The seed's derived figures. */
+/*
+ * Derived figures: thread_coverage = threads_seen / threads_at_start (at most 1),
+ * overhead_ratio = pause_nanos / duration_nanos, fidelity = captured / (captured +
+ * dropped), 1 when nothing was offered.
+ */
 double sampling_metrics_thread_coverage(const SamplingMetrics *m);
 double sampling_metrics_overhead_ratio(const SamplingMetrics *m);
 double sampling_metrics_fidelity(const SamplingMetrics *m);

@@ -47,8 +47,8 @@ int perf_event_attr_build(const PerfEventConfig *config, struct perf_event_attr 
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 		.exclude_callchain_kernel = config->exclude_kernel,
-		/* in DWARF mode the unwinder walks the stack copy; the kernel's FP walk is waste */
-		.exclude_callchain_user = config->dwarf,
+		/* in DWARF mode too: where the CFI walk of the stack copy stops early (code
+		 * without CFI, a short copy), the frame-pointer chain may go on (hybrid) */
 		.watermark = 1,
 		.wakeup_watermark = config->wakeup_bytes,
 	};
@@ -141,6 +141,21 @@ int perf_event_open_tid(struct perf_event_attr *attr, pid_t tid, int cpu, int *r
 		attr->inherit_thread = 0;
 		fd = sys_perf_event_open(attr, tid, cpu);
 	}
+	if (fd < 0) {
+		if (attr->type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
+			return -EOPNOTSUPP;
+		return negative_errno();
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int perf_event_open_cpu(struct perf_event_attr *attr, int cgroup_fd, int cpu, int *ret_fd)
+{
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
+	int fd;
+
+	fd = (int)syscall(SYS_perf_event_open, attr, cgroup_fd >= 0 ? cgroup_fd : -1, cpu, -1, flags);
 	if (fd < 0) {
 		if (attr->type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
 			return -EOPNOTSUPP;

@@ -40,3 +40,10 @@ int perf_online_cpus(int **ret, size_t *ret_n);
  * asked for cycles).
  */
 int perf_event_open_tid(struct perf_event_attr *attr, pid_t tid, int cpu, int *ret_fd);
+
+/*
+ * Open 'attr' for every task on 'cpu' (cgroup_fd < 0), or for the tasks of
+ * the cgroup2 directory 'cgroup_fd' and below it there (PERF_FLAG_PID_CGROUP):
+ * the events of a multi-process target. 'attr' must not inherit.
+ */
+int perf_event_open_cpu(struct perf_event_attr *attr, int cgroup_fd, int cpu, int *ret_fd);

@@ -11,6 +11,18 @@
 #include "cleanup.h"
 #include "sorted.h"
 
+/*
+ * Generations are unique across all ProcessMaps of the program, so a consumer
+ * following one address space after another (the spaces of a process that
+ * exec'ed) can never mistake one for another with the same count of changes.
+ */
+static uint64_t next_generation(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 static void mapping_clear(ProcessMapping *m)
 {
 	free(m->path);
@@ -35,7 +47,7 @@ void process_maps_reset(ProcessMaps *m)
 	for (size_t i = 0; i < m->n_mappings; i++)
 		mapping_clear(&m->mappings[i]);
 	m->n_mappings = 0;
-	m->generation++;
+	m->generation = next_generation();
 }
 
 static void process_maps_freep(ProcessMaps **m)
@@ -141,7 +153,7 @@ int process_maps_add(ProcessMaps *m, const ProcessMapping *mapping)
 	m->mappings[first].path = TAKE_PTR(path);
 	if (n_tail)
 		m->mappings[first + 1] = tail;
-	m->generation++;
+	m->generation = next_generation();
 	return 0;
 }
 
@@ -152,8 +164,34 @@ int process_maps_new(uint32_t pid, ProcessMaps **ret)
 	if (!m)
 		return -ENOMEM;
 	m->pid = pid;
-	m->generation = 1;
+	m->generation = next_generation();
 	*ret = m;
+	return 0;
+}
+
+int process_maps_clone(const ProcessMaps *from, uint32_t pid, ProcessMaps **ret)
+{
+	_cleanup_(process_maps_freep) ProcessMaps *m = NULL;
+	int r;
+
+	r = process_maps_new(pid, &m);
+	if (r < 0)
+		return r;
+	r = maps_reserve(m, from->n_mappings);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < from->n_mappings; i++) {
+		ProcessMapping *c = &m->mappings[i];
+
+		*c = from->mappings[i];
+		if (c->path) {
+			c->path = strdup(c->path);
+			if (!c->path)
+				return -ENOMEM;
+		}
+		m->n_mappings++;
+	}
+	*ret = TAKE_PTR(m);
 	return 0;
 }
 
@@ -220,9 +258,18 @@ int process_maps_load(uint32_t pid, ProcessMaps **ret)
 		r = parse_maps_line(line, &mapping, &path);
 		if (r < 0)
 			return r;
-		/* the kernel lists them sorted and disjoint; refuse anything else */
-		if (m->n_mappings > 0 && mapping.start < m->mappings[m->n_mappings - 1].end)
-			return -EBADMSG;
+		/*
+		 * Sorted and disjoint, unless mappings were merged or split while we read:
+		 * then a line may overlap earlier ones, and being read later it is the newer
+		 * truth (it replaces them, as an mmap would).
+		 */
+		if (m->n_mappings > 0 && mapping.start < m->mappings[m->n_mappings - 1].end) {
+			mapping.path = (char *)path;
+			r = process_maps_add(m, &mapping);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		r = maps_reserve(m, 1);
 		if (r < 0)
 			return r;
@@ -233,8 +280,9 @@ int process_maps_load(uint32_t pid, ProcessMaps **ret)
 		}
 		m->mappings[m->n_mappings++] = mapping;
 	}
+	/* a process that is reaped while we read fails the read with ESRCH */
 	if (ferror(f))
-		return -EIO;
+		return errno == ESRCH ? -ESRCH : -EIO;
 	*ret = TAKE_PTR(m);
 	return 0;
 }

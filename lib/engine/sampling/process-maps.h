@@ -4,8 +4,9 @@
 /*
  * The address space of a target process: loaded from /proc/<pid>/maps at
  * session start and kept current from MMAP2 records, so code loaded
- * mid-session can be named. 'generation' changes whenever the mappings do;
- * unwinders compare it to know when to refresh their module lists.
+ * mid-session can be named. 'generation' changes whenever the mappings do and
+ * is never shared by two ProcessMaps of one program; unwinders compare it to
+ * know when to refresh their module lists.
  */
 
 #include <stddef.h>
@@ -32,6 +33,8 @@ typedef struct ProcessMaps {
 int process_maps_load(uint32_t pid, ProcessMaps **ret);
 /* An empty address space (for tests and synthetic targets). */
 int process_maps_new(uint32_t pid, ProcessMaps **ret);
+/* A copy of 'from' for process 'pid' (a forked child starts with its parent's mappings). */
+int process_maps_clone(const ProcessMaps *from, uint32_t pid, ProcessMaps **ret);
 ProcessMaps *process_maps_free(ProcessMaps *m);
 /* Forget every mapping (the target called exec); bumps the generation. */
 void process_maps_reset(ProcessMaps *m);

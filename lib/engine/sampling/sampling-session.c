@@ -14,16 +14,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf-sampler.h"
 #include "cleanup.h"
-#include "default-resolver.h"
 #include "pause-estimate.h"
 #include "perf-event.h"
 #include "perf-record.h"
+#include "perf-synth.h"
+#include "profile-builder.h"
 #include "ring.h"
+#include "target-snapshot.h"
 #include "task-list.h"
 #include "tid-set.h"
+#include "time-util.h"
 
-#define NSEC_PER_SEC 1000000000ULL
 /* Drain at least this often, so live metrics stay current while rings fill slowly. */
 #define TICK_NANOS (250ULL * 1000000ULL)
 /* Per-CPU ring: room for this long of sampling at full rate, within the bounds below. */
@@ -55,7 +58,9 @@ typedef struct SessionRing {
 } SessionRing;
 
 struct SamplingSession {
-	pid_t pid;
+	pid_t pid;                    /* 0 with a multi-process target */
+	const SamplingTarget *target; /* a cgroup or the system; NULL for one process */
+	char *target_name;
 	SessionState state;
 	const char *backend, *event, *end_reason;
 	bool dwarf;
@@ -70,20 +75,33 @@ struct SamplingSession {
 	size_t ring_size;
 
 	int *event_fds;     /* one per thread and CPU */
-	size_t n_event_fds;
+	size_t n_event_fds, max_events;
 	SessionRing *rings; /* one per online CPU */
 	size_t n_rings;
 	TidSet opened;      /* threads with events of their own */
 	uint64_t threads_at_start;
+	/* threads of the target now and at most at once, from FORK and EXIT records */
+	uint64_t threads_live, threads_peak;
 
 	int epoll_fd, stop_fd, pid_fd, deadline_fd, tick_fd;
 
-	Profile *profile;
-	ProcessMaps *maps;
-	FrameCache *cache;
-	SampleResolveFn resolve;
-	void *resolve_userdata;
+	/* where the target's records go: a caller's sink, or our own builder */
+	SamplingRecordFn sink;
+	void *sink_userdata;
+	ProfileBuilder *builder;
+	/* what /proc showed before start, handed to the sink as records at start */
+	ProcessMaps *initial_maps;
+	uint64_t initial_time; /* when /proc was read: before the window, before any check */
+	PerfSynthRecord *initial_names;
+	size_t n_initial_names;
+	RecordBuffer initial_processes; /* multi-process: their mappings and names at start */
 	TidSet seen;
+
+	/* multi-process: which processes the admit rule let in, or kept out */
+	ProcessAdmitFn admit;
+	void *admit_userdata;
+	TidSet admitted, refused, processes_seen;
+	uint64_t samples_excluded;
 
 	uint64_t start_mono, start_unix, end_mono, deadline;
 	uint64_t last_sample_time; /* CLOCK_MONOTONIC of the latest sample kept */
@@ -92,17 +110,9 @@ struct SamplingSession {
 
 	/* counters reported as metrics */
 	uint64_t samples_captured, lost_records, lost_samples, throttle_events, unthrottle_events;
-	uint64_t throttled_samples, unwind_failures, truncated_stacks, ring_bytes;
+	uint64_t throttled_samples, ring_bytes, backlog_dropped, records_dropped;
 	uint64_t collector_cpu_nanos;
 };
-
-static uint64_t now_nanos(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static int read_u32_file(const char *path, uint32_t *ret)
 {
@@ -136,8 +146,11 @@ int sampling_backend_check(const char *backend)
 	if (!backend || strcmp(backend, "auto") == 0 || strcmp(backend, "perf-dwarf") == 0 ||
 	    strcmp(backend, "perf-fp") == 0)
 		return 0;
-	if (strcmp(backend, "bpf") == 0)
-		return -EOPNOTSUPP;
+	if (strcmp(backend, "bpf") == 0) {
+		int r = bpf_sampler_probe();
+
+		return r < 0 ? -EOPNOTSUPP : 0;
+	}
 	return -EINVAL;
 }
 
@@ -183,10 +196,15 @@ SamplingSession *sampling_session_free(SamplingSession *s)
 	safe_close(s->pid_fd);
 	safe_close(s->deadline_fd);
 	safe_close(s->tick_fd);
-	profile_free(s->profile);
-	process_maps_free(s->maps);
-	frame_cache_free(s->cache);
+	profile_builder_free(s->builder);
+	process_maps_free(s->initial_maps);
+	free(s->initial_names);
+	record_buffer_clear(&s->initial_processes);
 	tid_set_clear(&s->seen);
+	tid_set_clear(&s->admitted);
+	tid_set_clear(&s->refused);
+	tid_set_clear(&s->processes_seen);
+	free(s->target_name);
 	free(s);
 	return NULL;
 }
@@ -200,12 +218,16 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 {
 	uint64_t max_duration = o->max_duration_nanos ? o->max_duration_nanos
 						      : SAMPLING_DEFAULT_MAX_DURATION_NANOS;
-	uint32_t max_hz;
+	uint64_t duration;
+	uint32_t max_hz, hz;
 	int r;
 
 	r = sampling_backend_check(o->backend);
 	if (r < 0)
 		return r;
+	/* the bpf backend samples without rings: bpf-sampler.h (the Collector runs either) */
+	if (o->backend && strcmp(o->backend, "bpf") == 0)
+		return -EOPNOTSUPP;
 	r = sampling_event_check(o->event);
 	if (r < 0)
 		return r;
@@ -219,17 +241,22 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 	s->backend = s->dwarf ? "perf-dwarf" : "perf-fp";
 	s->event = event_name(o->event);
 
-	/* clamp, never refuse; both values are reported */
-	s->requested_hz = o->hz ? o->hz : SAMPLING_DEFAULT_HZ;
-	s->hz = s->requested_hz > max_hz ? max_hz : s->requested_hz;
-	s->requested_duration = o->duration_nanos ? o->duration_nanos : SAMPLING_DEFAULT_DURATION_NANOS;
-	s->duration = s->requested_duration > max_duration ? max_duration : s->requested_duration;
-	s->clamped = s->hz != s->requested_hz || s->duration != s->requested_duration;
+	/* clamp, never refuse; both values are reported, the request as given (0 = default) */
+	s->requested_hz = o->hz;
+	hz = o->hz ? o->hz : SAMPLING_DEFAULT_HZ;
+	s->hz = hz > max_hz ? max_hz : hz;
+	s->requested_duration = o->duration_nanos;
+	duration = o->duration_nanos ? o->duration_nanos : SAMPLING_DEFAULT_DURATION_NANOS;
+	s->duration = duration > max_duration ? max_duration : duration;
+	s->clamped = s->hz != hz || s->duration != duration;
 
 	s->explicit_ring_capacity = o->ring_capacity;
 	s->ring_capacity_limit = o->ring_capacity_limit;
-	s->resolve = o->resolve;
-	s->resolve_userdata = o->resolve_userdata;
+	s->max_events = o->max_events;
+	s->sink = o->record_sink;
+	s->sink_userdata = o->record_sink_userdata;
+	s->admit = o->admit;
+	s->admit_userdata = o->admit_userdata;
 
 	s->config = (PerfEventConfig){
 		.event = s->event,
@@ -262,7 +289,11 @@ static void session_size_rings(SamplingSession *s)
 
 static int session_add_event(SamplingSession *s, int fd)
 {
-	int *fds = reallocarray(s->event_fds, s->n_event_fds + 1, sizeof(int));
+	int *fds;
+
+	if (s->max_events > 0 && s->n_event_fds >= s->max_events)
+		return -EMFILE;
+	fds = reallocarray(s->event_fds, s->n_event_fds + 1, sizeof(int));
 
 	if (!fds)
 		return -ENOMEM;
@@ -302,6 +333,9 @@ static int session_open_thread(SamplingSession *s, pid_t tid)
 {
 	int r;
 
+	/* a thread costs one event per CPU: refuse it whole rather than sample it on some CPUs */
+	if (s->max_events > 0 && s->n_event_fds + s->n_rings > s->max_events)
+		return -EMFILE;
 	for (size_t i = 0; i < s->n_rings; i++) {
 		SessionRing *ring = &s->rings[i];
 		_cleanup_close_ int fd = -1;
@@ -329,13 +363,184 @@ static int session_open_thread(SamplingSession *s, pid_t tid)
 	return r < 0 ? r : 0;
 }
 
-static void session_name_thread(SamplingSession *s, pid_t tid)
+static uint64_t session_now(void)
 {
+	return clock_nanos(CLOCK_MONOTONIC);
+}
+
+/* Hand one record of the target on; -ENOBUFS (no room) is counted, not an error. */
+static int session_emit(SamplingSession *s, const struct perf_event_header *raw,
+			const PerfRecord *rec)
+{
+	int r;
+
+	if (s->sink)
+		r = s->sink(s->sink_userdata, raw, rec);
+	else
+		r = profile_builder_add(s->builder, rec);
+	if (r != -ENOBUFS)
+		return r < 0 ? r : 0;
+	if (rec->type == PERF_RECORD_SAMPLE)
+		s->backlog_dropped++;
+	else
+		s->records_dropped++;
+	return 1;
+}
+
+/* Parse what we wrote, so synthesized records take the very path real ones take. */
+static int session_emit_synth(SamplingSession *s, const PerfSynthRecord *synth)
+{
+	PerfRecord rec;
+	int r;
+
+	r = perf_record_parse(&s->format, &synth->header, synth->header.size, &rec);
+	if (r < 0)
+		return r;
+	r = session_emit(s, &synth->header, &rec);
+	return r < 0 ? r : 0;
+}
+
+/* The name of a thread as of 'time', as a COMM record: kept for start() before it, emitted after. */
+static int session_name_thread(SamplingSession *s, pid_t tid, uint64_t time)
+{
+	PerfSynthRecord rec, *names;
 	char comm[16];
+	int r;
 
 	/* a thread that is gone already keeps no name; the profile does not need one */
-	if (task_read_comm(s->pid, tid, comm) >= 0)
-		(void)profile_set_thread(s->profile, (uint32_t)tid, comm);
+	if (task_read_comm(s->pid, tid, comm) < 0)
+		return 0;
+	r = perf_synth_comm(&s->format, (uint32_t)s->pid, (uint32_t)tid, comm, time, &rec);
+	if (r < 0)
+		return r;
+	if (s->state != SESSION_CREATED)
+		return session_emit_synth(s, &rec);
+	names = reallocarray(s->initial_names, s->n_initial_names + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	s->initial_names = names;
+	/* only the bytes the record uses: names are short */
+	memcpy(&s->initial_names[s->n_initial_names++], &rec, rec.header.size);
+	return 0;
+}
+
+/* What the target looked like at start, as records: mappings first, then thread names. */
+static int session_emit_initial(SamplingSession *s)
+{
+	int r;
+
+	for (size_t i = 0; s->initial_maps && i < s->initial_maps->n_mappings; i++) {
+		PerfSynthRecord rec;
+
+		r = perf_synth_mmap2(&s->format, (uint32_t)s->pid, &s->initial_maps->mappings[i],
+				     s->initial_time, &rec);
+		if (r == -ENAMETOOLONG)
+			continue; /* no such path in a real /proc; nothing to name by it */
+		if (r >= 0)
+			r = session_emit_synth(s, &rec);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < s->n_initial_names; i++) {
+		r = session_emit_synth(s, &s->initial_names[i]);
+		if (r < 0)
+			return r;
+	}
+	for (size_t at = 0; at < s->initial_processes.size;) {
+		const struct perf_event_header *h =
+			(const struct perf_event_header *)(s->initial_processes.data + at);
+		PerfRecord rec;
+
+		r = perf_record_parse(&s->format, h, h->size, &rec);
+		if (r >= 0)
+			r = session_emit(s, h, &rec);
+		if (r < 0)
+			return r;
+		at += h->size;
+	}
+	record_buffer_clear(&s->initial_processes);
+	s->initial_maps = process_maps_free(s->initial_maps);
+	free(s->initial_names);
+	s->initial_names = NULL;
+	s->n_initial_names = 0;
+	return 0;
+}
+
+/*
+ * Is 'pid' one of the target's, to be sampled? For a multi-process target the
+ * admit rule is asked once per process (again after an exec, which may change
+ * its credentials); the answer is kept.
+ */
+static bool session_admits(SamplingSession *s, uint32_t pid)
+{
+	if (!s->target)
+		return pid == (uint32_t)s->pid;
+	if (pid == 0 || sampling_target_excludes(s->target, (pid_t)pid))
+		return false;
+	if (tid_set_contains(&s->admitted, pid))
+		return true;
+	if (tid_set_contains(&s->refused, pid))
+		return false;
+	/* a set that cannot grow just asks again next time */
+	if (!s->admit || s->admit(s->admit_userdata, pid)) {
+		(void)tid_set_add(&s->admitted, pid);
+		return true;
+	}
+	(void)tid_set_add(&s->refused, pid);
+	return false;
+}
+
+/* One event per CPU for every task (system) or the tasks of a cgroup, each with its ring. */
+static int session_open_cpus(SamplingSession *s)
+{
+	int cgroup_fd = s->target->kind == SAMPLING_TARGET_CGROUP ? s->target->cgroup_fd : -1;
+	struct perf_event_attr attr = s->attr;
+	int r;
+
+	/* a CPU's event sees every task there: nothing to inherit */
+	attr.inherit = attr.inherit_thread = 0;
+	for (size_t i = 0; i < s->n_rings; i++) {
+		_cleanup_close_ int fd = -1;
+
+		if (s->max_events > 0 && s->n_event_fds >= s->max_events)
+			return -EMFILE;
+		r = perf_event_open_cpu(&attr, cgroup_fd, s->rings[i].cpu, &fd);
+		if (r >= 0)
+			r = session_map_ring(s, &s->rings[i], fd);
+		if (r >= 0)
+			r = session_add_event(s, fd);
+		if (r < 0)
+			return r;
+		TAKE_FD(fd);
+	}
+	return 0;
+}
+
+/* The target's processes now (those admitted), as records for start() to hand on. */
+static int session_snapshot_processes(SamplingSession *s)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n;
+	int r;
+
+	r = sampling_target_list_processes(s->target, &pids, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		size_t threads;
+
+		if (!session_admits(s, (uint32_t)pids[i]))
+			continue;
+		r = target_snapshot_process((uint32_t)pids[i], &s->format, s->initial_time,
+					    &s->initial_processes, &threads);
+		/* any process may vanish (or change) at any step of the scan: skip it */
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			continue;
+		s->threads_at_start += threads;
+	}
+	return 0;
 }
 
 /*
@@ -361,7 +566,9 @@ static int session_open_threads(SamplingSession *s)
 				continue; /* exited meanwhile */
 			if (r < 0)
 				return r;
-			session_name_thread(s, tids[i]);
+			r = session_name_thread(s, tids[i], session_now());
+			if (r < 0)
+				return r;
 			added++;
 		}
 		if (added == 0)
@@ -412,39 +619,48 @@ static int session_open_fds(SamplingSession *s)
 	s->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->tick_fd < 0)
 		return negative_errno();
-	/* the target's exit, even when it is not our child */
-	s->pid_fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-	if (s->pid_fd < 0)
-		return errno == ESRCH ? -ESRCH : negative_errno();
-
 	r = session_add_fd(s, s->stop_fd, SOURCE_STOP);
 	if (r >= 0)
 		r = session_add_fd(s, s->deadline_fd, SOURCE_DEADLINE);
 	if (r >= 0)
 		r = session_add_fd(s, s->tick_fd, SOURCE_TICK);
-	if (r >= 0)
-		r = session_add_fd(s, s->pid_fd, SOURCE_PID);
-	return r;
+	if (r < 0 || s->target)
+		return r; /* many processes: no one of them ends the session */
+	/* the target's exit, even when it is not our child */
+	s->pid_fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+	if (s->pid_fd < 0)
+		return errno == ESRCH ? -ESRCH : negative_errno();
+	return session_add_fd(s, s->pid_fd, SOURCE_PID);
 }
 
 int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSession **ret)
 {
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
 	static const SamplingOptions defaults = {};
-	uint64_t cpu_start = now_nanos(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	int r;
+
+	const SamplingTarget *target = options ? options->target : NULL;
 
 	if (!ret)
 		return -EINVAL;
-	/* a thread id stands for its process: samples carry the process id */
-	r = task_get_tgid(pid, &pid);
-	if (r < 0)
-		return r;
+	if (target && !sampling_target_is_multi_process(target))
+		pid = target->pid;
+	if (target && sampling_target_is_multi_process(target))
+		pid = 0;
+	else {
+		/* a thread id stands for its process: samples carry the process id */
+		r = task_get_tgid(pid, &pid);
+		if (r < 0)
+			return r;
+		target = NULL;
+	}
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
+	s->target = target;
 	s->epoll_fd = s->stop_fd = s->pid_fd = s->deadline_fd = s->tick_fd = -1;
 	s->end_reason = "running";
 	s->deadline = UINT64_MAX;
@@ -462,34 +678,48 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 		.sample_id_all = true,
 	};
 
-	r = profile_new(&s->profile);
-	if (r < 0)
-		return r;
-	s->profile->pid = (uint32_t)pid;
-	s->profile->period_nanos = NSEC_PER_SEC / s->hz;
-	if (!s->resolve) {
-		r = frame_cache_new(&s->cache);
+	if (!s->sink) {
+		const SamplingOptions *o = options ? options : &defaults;
+
+		r = profile_builder_new((uint32_t)pid, NSEC_PER_SEC / s->hz, o->resolve,
+					o->resolve_userdata, &s->builder);
 		if (r < 0)
 			return r;
-		s->resolve = default_resolve_sample;
-		s->resolve_userdata = s->cache;
 	}
 
+	if (target)
+		r = sampling_target_describe(target, &s->target_name);
+	else
+		r = asprintf(&s->target_name, "pid:%d", (int)pid) < 0 ? -ENOMEM : 0;
+	if (r >= 0 && s->builder)
+		r = profile_builder_set_target(s->builder, s->target_name, NULL);
+	if (r < 0)
+		return r;
 	r = session_open_fds(s);
 	if (r < 0)
 		return r;
-	r = process_maps_load((uint32_t)pid, &s->maps);
-	if (r < 0)
-		return r;
+	s->initial_time = session_now();
 	r = session_open_rings(s);
 	if (r < 0)
 		return r;
-	r = session_open_threads(s);
-	if (r < 0)
-		return r;
-	s->threads_at_start = s->opened.count;
+	if (target) {
+		/* events first: what starts while the processes are read is not missed */
+		r = session_open_cpus(s);
+		if (r >= 0)
+			r = session_snapshot_processes(s);
+		if (r < 0)
+			return r;
+	} else {
+		r = process_maps_load((uint32_t)pid, &s->initial_maps);
+		if (r < 0)
+			return r;
+		r = session_open_threads(s);
+		if (r < 0)
+			return r;
+		s->threads_at_start = s->opened.count;
+	}
 
-	s->collector_cpu_nanos = now_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	s->collector_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -508,19 +738,57 @@ static int timer_arm(int fd, uint64_t first_nanos, uint64_t interval_nanos, int 
 	return 0;
 }
 
-static uint64_t session_default_capacity(const SamplingSession *s)
+/*
+ * The sample budget (README "Configuration and limits"). By default it is what
+ * the event can produce in the window: one sample per period for each thread
+ * running, and no more threads running at once than there are CPUs, so
+ * min(most threads at once, CPUs) x (hz x seconds + 1). It grows as threads
+ * appear. An explicit ring_capacity stands as given. Both are capped by the
+ * caller's limit.
+ */
+uint64_t sampling_default_budget(uint32_t hz, uint64_t duration_nanos, uint64_t threads,
+				 uint64_t cpus)
 {
-	/* the seed's budget: hz x seconds x threads, one sample per thread per tick */
-	uint64_t per_thread = (uint64_t)((double)s->hz * (double)s->duration / (double)NSEC_PER_SEC);
+	uint64_t slots = threads < cpus ? threads : cpus;
+	unsigned __int128 periods = ((unsigned __int128)hz * duration_nanos + NSEC_PER_SEC - 1) /
+				    NSEC_PER_SEC + 1;
+	unsigned __int128 c = periods * (slots > 0 ? slots : 1);
 
-	if (per_thread == 0)
-		per_thread = 1;
-	return per_thread * (s->threads_at_start ? s->threads_at_start : 1);
+	return c > UINT64_MAX ? UINT64_MAX : (uint64_t)c;
+}
+
+static void session_update_capacity(SamplingSession *s)
+{
+	uint64_t capacity = s->explicit_ring_capacity;
+
+	if (capacity == 0)
+		/* many processes: a sample per CPU and period, however many threads they run */
+		capacity = sampling_default_budget(s->hz, s->duration,
+						   s->target ? s->n_rings : s->threads_peak, s->n_rings);
+	if (s->ring_capacity_limit > 0 && capacity > s->ring_capacity_limit)
+		capacity = s->ring_capacity_limit;
+	s->ring_capacity = capacity;
+}
+
+/* A thread of the target started (+1) or ended (-1). */
+static void session_count_thread(SamplingSession *s, int delta)
+{
+	if (delta < 0) {
+		/* records of different CPUs arrive out of order: an EXIT may come before its FORK */
+		if (s->threads_live > 0)
+			s->threads_live--;
+		return;
+	}
+	s->threads_live++;
+	if (s->threads_live > s->threads_peak) {
+		s->threads_peak = s->threads_live;
+		session_update_capacity(s);
+	}
 }
 
 int sampling_session_start(SamplingSession *s)
 {
-	uint64_t cpu_start = now_nanos(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	int r;
 
 	if (!s)
@@ -528,15 +796,17 @@ int sampling_session_start(SamplingSession *s)
 	if (s->state != SESSION_CREATED)
 		return -EALREADY;
 
-	s->ring_capacity = s->explicit_ring_capacity ? s->explicit_ring_capacity
-						     : session_default_capacity(s);
-	if (s->ring_capacity_limit > 0 && s->ring_capacity > s->ring_capacity_limit)
-		s->ring_capacity = s->ring_capacity_limit;
+	s->threads_live = s->threads_peak = s->threads_at_start;
+	session_update_capacity(s);
 
-	s->start_unix = now_nanos(CLOCK_REALTIME);
-	s->start_mono = now_nanos(CLOCK_MONOTONIC);
+	r = session_emit_initial(s);
+	if (r < 0)
+		return r;
+	s->start_unix = clock_nanos(CLOCK_REALTIME);
+	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
 	s->deadline = s->start_mono + s->duration;
-	s->profile->start_unix_nanos = s->start_unix;
+	if (s->builder)
+		profile_builder_set_start(s->builder, s->start_mono, s->start_unix);
 
 	r = timer_arm(s->deadline_fd, s->deadline, 0, TFD_TIMER_ABSTIME);
 	if (r >= 0)
@@ -548,7 +818,7 @@ int sampling_session_start(SamplingSession *s)
 		if (ioctl(s->event_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
 			return negative_errno();
 	s->state = SESSION_SAMPLING;
-	s->collector_cpu_nanos += now_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	return 0;
 }
 
@@ -576,15 +846,19 @@ bool sampling_session_is_finished(const SamplingSession *s)
 	return s && s->state == SESSION_FINISHED;
 }
 
-static int session_on_sample(SamplingSession *s, const PerfSample *sample)
+static int session_on_sample(SamplingSession *s, const struct perf_event_header *raw,
+			     const PerfRecord *rec)
 {
-	SampleStack stack = { .stack = PROFILE_NONE };
-	uint64_t t;
+	const PerfSample *sample = &rec->sample;
 	int r;
 
 	/* without inherit_thread, forked children inherit events too: not our target */
-	if (sample->pid != (uint32_t)s->pid || s->budget_reached)
+	if (s->budget_reached)
 		return 0;
+	if (!session_admits(s, sample->pid)) {
+		s->samples_excluded += tid_set_contains(&s->refused, sample->pid);
+		return 0;
+	}
 	if (s->samples_captured >= s->ring_capacity) {
 		/*
 		 * The window ends here, so the profile covers what the metrics claim. Rings
@@ -598,44 +872,16 @@ static int session_on_sample(SamplingSession *s, const PerfSample *sample)
 		return 0;
 	}
 
-	r = s->resolve(s->resolve_userdata, sample, s->maps, s->profile, &stack);
-	if (r < 0) {
-		stack = (SampleStack){ .stack = PROFILE_NONE, .unwind_failed = true };
-		if (r == -ENOMEM)
-			return r;
-	}
-	s->unwind_failures += stack.unwind_failed;
-	s->truncated_stacks += stack.truncated;
-
-	t = sample->time > s->start_mono ? sample->time - s->start_mono : 0;
+	r = session_emit(s, raw, rec);
+	if (r != 0)
+		return r < 0 ? r : 0; /* not kept: counted as dropped */
 	if (sample->time > s->last_sample_time)
 		s->last_sample_time = sample->time;
-	r = profile_add_sample(s->profile, sample->tid, t, stack.stack);
-	if (r < 0)
-		return r;
 	s->samples_captured++;
 	r = tid_set_add(&s->seen, sample->tid);
+	if (r >= 0 && s->target)
+		r = tid_set_add(&s->processes_seen, sample->pid);
 	return r < 0 ? r : 0;
-}
-
-static int session_on_mmap2(SamplingSession *s, const PerfRecordMmap2 *m)
-{
-	ProcessMapping mapping = {
-		.start = m->addr,
-		.end = m->addr + m->len,
-		.pgoff = m->pgoff,
-		.inode = m->ino,
-		.dev_major = m->maj,
-		.dev_minor = m->min,
-		.prot = m->prot,
-		.path = (char *)m->filename,
-	};
-
-	if (m->pid != (uint32_t)s->pid || m->len == 0 || mapping.end < mapping.start)
-		return 0;
-	if (mapping.path && mapping.path[0] == '\0')
-		mapping.path = NULL;
-	return process_maps_add(s->maps, &mapping);
 }
 
 static void session_on_throttle(SamplingSession *s, SessionRing *e, const PerfRecord *rec)
@@ -649,7 +895,7 @@ static void session_on_throttle(SamplingSession *s, SessionRing *e, const PerfRe
 	/* while throttled the thread offered about one sample per period; count them as dropped */
 	if (e->throttled_since > 0 && rec->throttle.time > e->throttled_since)
 		s->throttled_samples += (rec->throttle.time - e->throttled_since) /
-					s->profile->period_nanos;
+					(NSEC_PER_SEC / s->hz);
 	e->throttled_since = 0;
 }
 
@@ -671,21 +917,40 @@ static int session_on_record(void *userdata, const struct perf_event_header *hea
 
 	switch (rec.type) {
 	case PERF_RECORD_SAMPLE:
-		return session_on_sample(s, &rec.sample);
+		return session_on_sample(s, header, &rec);
 	case PERF_RECORD_MMAP2:
-		return session_on_mmap2(s, &rec.mmap2);
-	case PERF_RECORD_COMM:
-		if (rec.comm.pid != (uint32_t)s->pid)
+		if (!session_admits(s, rec.mmap2.pid))
 			return 0;
-		/* exec replaced the address space; its new mappings follow as MMAP2 records */
-		if (rec.comm.exec)
-			process_maps_reset(s->maps);
-		return profile_set_thread(s->profile, rec.comm.tid, rec.comm.comm);
+		r = session_emit(s, header, &rec);
+		return r < 0 ? r : 0;
+	case PERF_RECORD_COMM:
+		/* an exec may change the credentials: ask about the process again */
+		if (s->target && rec.comm.exec && !tid_set_remove(&s->admitted, rec.comm.pid))
+			tid_set_remove(&s->refused, rec.comm.pid);
+		if (!session_admits(s, rec.comm.pid))
+			return 0;
+		r = session_emit(s, header, &rec);
+		return r < 0 ? r : 0;
 	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		/* many processes: the consumer follows forks and exits itself (process-table.h) */
+		if (s->target) {
+			if (!session_admits(s, rec.task.pid))
+				return 0;
+			r = session_emit(s, header, &rec);
+			return r < 0 ? r : 0;
+		}
+		if (rec.task.pid != (uint32_t)s->pid)
+			return 0;
+		if (rec.type == PERF_RECORD_EXIT) {
+			session_count_thread(s, -1);
+			return 0;
+		}
 		/* a new thread: it starts with its creator's comm, /proc has it */
-		if (rec.task.pid == (uint32_t)s->pid && rec.task.tid != rec.task.pid)
-			session_name_thread(s, (pid_t)rec.task.tid);
-		return 0;
+		if (rec.task.tid == rec.task.pid)
+			return 0;
+		session_count_thread(s, +1);
+		return session_name_thread(s, (pid_t)rec.task.tid, rec.task.time);
 	case PERF_RECORD_LOST:
 		s->lost_records++;
 		s->lost_samples += rec.lost.lost;
@@ -695,7 +960,7 @@ static int session_on_record(void *userdata, const struct perf_event_header *hea
 		session_on_throttle(s, ctx->ring, &rec);
 		return 0;
 	default:
-		return 0; /* EXIT and anything else: nothing to keep */
+		return 0; /* anything else: nothing to keep */
 	}
 }
 
@@ -730,7 +995,7 @@ static int session_finish(SamplingSession *s, const char *reason)
 	for (size_t i = 0; i < s->n_event_fds; i++)
 		(void)ioctl(s->event_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (!s->budget_reached)
-		s->end_mono = now_nanos(CLOCK_MONOTONIC);
+		s->end_mono = clock_nanos(CLOCK_MONOTONIC);
 	/* what the kernel wrote before the disable still belongs to the window */
 	r = session_drain(s);
 	if (s->budget_reached)
@@ -738,7 +1003,8 @@ static int session_finish(SamplingSession *s, const char *reason)
 
 	s->end_reason = reason;
 	s->state = SESSION_FINISHED;
-	s->profile->duration_nanos = s->end_mono - s->start_mono;
+	if (s->builder)
+		profile_builder_set_duration(s->builder, s->end_mono - s->start_mono);
 	(void)timer_arm(s->tick_fd, 0, 0, 0);
 	(void)timer_arm(s->deadline_fd, 0, 0, 0);
 	fd_consume(s->stop_fd);
@@ -785,7 +1051,7 @@ static int session_step(SamplingSession *s)
 		r = session_finish(s, "stopped");
 	else if (ready & (1U << SOURCE_PID))
 		r = session_finish(s, "target-exited");
-	else if ((ready & (1U << SOURCE_DEADLINE)) || now_nanos(CLOCK_MONOTONIC) >= s->deadline)
+	else if ((ready & (1U << SOURCE_DEADLINE)) || clock_nanos(CLOCK_MONOTONIC) >= s->deadline)
 		r = session_finish(s, "duration");
 	else
 		return 1;
@@ -808,13 +1074,13 @@ static int session_step_or_fail(SamplingSession *s)
 
 int sampling_session_process(SamplingSession *s)
 {
-	uint64_t cpu_start = now_nanos(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	int r;
 
 	if (!s)
 		return -EINVAL;
 	r = session_step_or_fail(s);
-	s->collector_cpu_nanos += now_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	return r;
 }
 
@@ -831,7 +1097,7 @@ int sampling_session_run(SamplingSession *s)
 			return r;
 	}
 	/* one CPU-time reading for the whole loop, its epoll_wait() calls included */
-	cpu_start = now_nanos(CLOCK_THREAD_CPUTIME_ID);
+	cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	while ((r = session_step_or_fail(s)) > 0) {
 		struct epoll_event ev[8];
 
@@ -841,43 +1107,67 @@ int sampling_session_run(SamplingSession *s)
 			break;
 		}
 	}
-	s->collector_cpu_nanos += now_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	return r;
 }
 
 const Profile *sampling_session_get_profile(const SamplingSession *s)
 {
-	return s ? s->profile : NULL;
+	return s && s->builder ? profile_builder_get_profile(s->builder) : NULL;
 }
 
 Profile *sampling_session_steal_profile(SamplingSession *s)
 {
-	if (!s || s->state != SESSION_FINISHED)
+	if (!s || s->state != SESSION_FINISHED || !s->builder)
 		return NULL;
-	return TAKE_PTR(s->profile);
+	return profile_builder_steal_profile(s->builder);
 }
 
 const ProcessMaps *sampling_session_get_maps(const SamplingSession *s)
 {
-	return s ? s->maps : NULL;
+	return s && s->builder ? profile_builder_get_maps(s->builder) : NULL;
+}
+
+pid_t sampling_session_get_pid(const SamplingSession *s)
+{
+	return s->pid;
+}
+
+uint64_t sampling_session_get_start(const SamplingSession *s)
+{
+	return s->start_mono;
+}
+
+const PerfRecordFormat *sampling_session_get_format(const SamplingSession *s)
+{
+	return &s->format;
+}
+
+uint64_t sampling_session_max_bytes_per_second(const SamplingSession *s)
+{
+	return (uint64_t)s->hz * s->n_rings * perf_event_max_sample_size(&s->config);
 }
 
 void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret)
 {
+	ProfileBuilderStats stats = {};
 	uint64_t end;
 
 	if (s->state == SESSION_FINISHED)
 		end = s->end_mono;
 	else if (s->state == SESSION_SAMPLING)
-		end = now_nanos(CLOCK_MONOTONIC);
+		end = clock_nanos(CLOCK_MONOTONIC);
 	else
 		end = s->start_mono;
 
+	if (s->builder)
+		profile_builder_get_stats(s->builder, &stats);
 	*ret = (SamplingMetrics){
 		.samples_captured = s->samples_captured,
-		.samples_dropped = s->lost_samples + s->throttled_samples,
+		.samples_dropped = s->lost_samples + s->throttled_samples + s->backlog_dropped,
 		.threads_seen = s->seen.count,
 		.threads_at_start = s->threads_at_start,
+		.threads_peak = s->threads_peak,
 		.duration_nanos = end - s->start_mono,
 		.hz = s->hz,
 		.clamped = s->clamped,
@@ -887,6 +1177,7 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.effective_duration_nanos = s->duration,
 		.period_nanos = NSEC_PER_SEC / s->hz,
 		.start_unix_nanos = s->start_unix,
+		.start_mono_nanos = s->start_mono,
 		.backend = s->backend,
 		.event = s->event,
 		.end_reason = s->end_reason,
@@ -894,13 +1185,20 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.ring_capacity = s->ring_capacity,
 		.ring_bytes = s->ring_bytes,
 		.collector_cpu_nanos = s->collector_cpu_nanos,
-		.unwind_failures = s->unwind_failures,
-		.truncated_stacks = s->truncated_stacks,
+		.unwind_failures = stats.unwind_failures,
+		.truncated_stacks = stats.truncated_stacks,
+		.backlog_dropped = s->backlog_dropped,
+		.records_dropped = s->records_dropped,
 		.lost_records = s->lost_records,
 		.lost_samples = s->lost_samples,
 		.throttle_events = s->throttle_events,
 		.unthrottle_events = s->unthrottle_events,
 		.throttled_samples = s->throttled_samples,
+		.target = s->target_name,
+		.untimed = false,
+		.processes_seen = s->processes_seen.count,
+		.processes_excluded = s->refused.count,
+		.samples_excluded = s->samples_excluded,
 	};
 	pause_estimate(&s->config, ret);
 }

@@ -3,13 +3,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 static int pid_compare(const void *a, const void *b)
 {
@@ -18,56 +19,72 @@ static int pid_compare(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int task_list_read(pid_t pid, pid_t **ret, size_t *ret_n)
+/* The numeric entries of a /proc directory, sorted; -ENOENT when it does not exist. */
+static int read_numeric_dir(const char *path, pid_t **ret, size_t *ret_n)
 {
 	_cleanup_(closedirp) DIR *d = NULL;
-	_cleanup_free_ pid_t *tids = NULL;
+	_cleanup_free_ pid_t *ids = NULL;
 	size_t n = 0, allocated = 0;
 	struct dirent *de;
+
+	d = opendir(path);
+	if (!d)
+		return negative_errno();
+
+	while ((errno = 0, de = readdir(d))) {
+		char *end;
+		long id = strtol(de->d_name, &end, 10);
+
+		if (de->d_name[0] == '.' || *end != '\0' || id <= 0 || id > INT32_MAX)
+			continue;
+		if (ARRAY_RESERVE(ids, allocated, n + 1, 16) < 0)
+			return -ENOMEM;
+		ids[n++] = (pid_t)id;
+	}
+	if (errno != 0)
+		return negative_errno();
+	qsort(ids, n, sizeof(pid_t), pid_compare);
+	*ret = TAKE_PTR(ids);
+	*ret_n = n;
+	return 0;
+}
+
+int task_list_read(pid_t pid, pid_t **ret, size_t *ret_n)
+{
+	_cleanup_free_ pid_t *tids = NULL;
 	char fn[64];
+	size_t n;
+	int r;
 
 	if (pid <= 0)
 		return -ESRCH;
 	snprintf(fn, sizeof(fn), "/proc/%d/task", (int)pid);
-	d = opendir(fn);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : negative_errno();
-
-	while ((errno = 0, de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
-			continue;
-		if (n >= allocated) {
-			size_t want = allocated ? allocated * 2 : 16;
-			pid_t *t = reallocarray(tids, want, sizeof(pid_t));
-
-			if (!t)
-				return -ENOMEM;
-			tids = t;
-			allocated = want;
-		}
-		tids[n++] = (pid_t)tid;
-	}
-	if (errno != 0)
-		return negative_errno();
+	r = read_numeric_dir(fn, &tids, &n);
+	if (r == -ENOENT)
+		return -ESRCH;
+	if (r < 0)
+		return r;
 	/* a zombie's task directory is empty */
 	if (n == 0)
 		return -ESRCH;
-	qsort(tids, n, sizeof(pid_t), pid_compare);
 	*ret = TAKE_PTR(tids);
 	*ret_n = n;
 	return 0;
 }
 
-int task_get_tgid(pid_t tid, pid_t *ret)
+int process_list_read(pid_t **ret, size_t *ret_n)
+{
+	return read_numeric_dir("/proc", ret, ret_n);
+}
+
+/* A pid-valued field of /proc/<tid>/status ("Tgid", "PPid"); -ESRCH when the task is gone. */
+static int status_pid_field(pid_t tid, const char *key, bool positive, pid_t *ret)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *line = NULL;
-	size_t size = 0;
+	size_t size = 0, len = strlen(key);
 	char fn[64];
-	int tgid;
+	int v;
 
 	if (tid <= 0)
 		return -ESRCH;
@@ -76,13 +93,25 @@ int task_get_tgid(pid_t tid, pid_t *ret)
 	if (!f)
 		return errno == ENOENT ? -ESRCH : negative_errno();
 	while (getline(&line, &size, f) > 0)
-		if (sscanf(line, "Tgid: %d", &tgid) == 1) {
-			if (tgid <= 0)
-				return -ESRCH; /* an exited task reports 0 */
-			*ret = (pid_t)tgid;
+		if (strncmp(line, key, len) == 0 && line[len] == ':' &&
+		    sscanf(line + len + 1, "%d", &v) == 1) {
+			if (v < 0 || (positive && v == 0))
+				return -ESRCH; /* an exited task reports Tgid 0 */
+			*ret = (pid_t)v;
 			return 0;
 		}
-	return -EBADMSG;
+	/* reaped between open and read: the read fails (ESRCH) or finds nothing */
+	return -ESRCH;
+}
+
+int task_get_tgid(pid_t tid, pid_t *ret)
+{
+	return status_pid_field(tid, "Tgid", true, ret);
+}
+
+int task_get_ppid(pid_t pid, pid_t *ret)
+{
+	return status_pid_field(pid, "PPid", false, ret);
 }
 
 int task_read_comm(pid_t pid, pid_t tid, char ret[static 16])

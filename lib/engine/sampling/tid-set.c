@@ -2,69 +2,58 @@
 #include "tid-set.h"
 
 #include <errno.h>
-#include <stdlib.h>
 
-static size_t tid_slot(uint32_t tid, size_t mask)
+/* Tids come in runs; a multiplicative hash spreads a run over the low bits. */
+static uint64_t tid_hash(const void *userdata, uint32_t tid)
 {
-	return (size_t)((tid * 0x9e3779b1U) & mask);
+	(void)userdata;
+	return tid * 0x9e3779b1U;
 }
 
-static int tid_set_grow(TidSet *s)
+static bool tid_equal(const void *userdata, uint32_t tid)
 {
-	size_t n = s->slots ? (s->mask + 1) * 2 : 64;
-	uint32_t *slots = calloc(n, sizeof(uint32_t));
+	return tid == *(const uint32_t *)userdata;
+}
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; s->slots && i <= s->mask; i++) {
-		uint32_t tid = s->slots[i];
-		size_t j;
-
-		if (tid == 0)
-			continue;
-		for (j = tid_slot(tid, n - 1); slots[j] != 0; j = (j + 1) & (n - 1))
-			;
-		slots[j] = tid;
-	}
-	free(s->slots);
-	s->slots = slots;
-	s->mask = n - 1;
-	return 0;
+static bool tid_find(const TidSet *s, uint32_t tid, uint32_t *ret_slot)
+{
+	return s->slots && id_table_find(s, tid_hash(NULL, tid), tid_equal, &tid, ret_slot);
 }
 
 bool tid_set_contains(const TidSet *s, uint32_t tid)
 {
-	if (!s->slots || tid == 0)
-		return false;
-	for (size_t j = tid_slot(tid, s->mask); s->slots[j] != 0; j = (j + 1) & s->mask)
-		if (s->slots[j] == tid)
-			return true;
-	return false;
+	uint32_t slot;
+
+	return tid_find(s, tid, &slot);
 }
 
 int tid_set_add(TidSet *s, uint32_t tid)
 {
-	size_t j;
+	uint32_t slot;
+	int r;
 
-	if (tid == 0)
+	if (tid == 0 || tid == ID_TABLE_EMPTY)
 		return -EINVAL;
-	if (tid_set_contains(s, tid))
+	r = id_table_reserve(s, 1, tid_hash, NULL);
+	if (r < 0)
+		return r;
+	if (tid_find(s, tid, &slot))
 		return 0;
-	/* keep the load under one half so probes stay short */
-	if (!s->slots || (s->count + 1) * 2 > s->mask + 1) {
-		int r = tid_set_grow(s);
-		if (r < 0)
-			return r;
-	}
-	for (j = tid_slot(tid, s->mask); s->slots[j] != 0; j = (j + 1) & s->mask)
-		;
-	s->slots[j] = tid;
-	s->count++;
+	id_table_insert(s, slot, tid);
 	return 1;
+}
+
+bool tid_set_remove(TidSet *s, uint32_t tid)
+{
+	uint32_t slot;
+
+	if (!tid_find(s, tid, &slot))
+		return false;
+	id_table_remove(s, slot, tid_hash, NULL);
+	return true;
 }
 
 void tid_set_clear(TidSet *s)
 {
-	free(s->slots);
-	*s = (TidSet){};
+	id_table_done(s);
 }

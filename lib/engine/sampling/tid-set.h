@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A set of thread ids (open addressing): which threads a session has seen. */
+/*
+ * A set of thread ids: which threads a session has seen. An IdTable whose ids
+ * are the tids themselves (no key array), so `count` is the set's size. A
+ * zeroed TidSet is empty.
+ */
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
-typedef struct TidSet {
-	uint32_t *slots; /* 0 marks an empty slot; tid 0 is never a target thread */
-	size_t mask, count;
-} TidSet;
+#include "id-table.h"
 
-/* 1 if added, 0 if already present, -ENOMEM. */
+typedef IdTable TidSet;
+
+/* 1 if added, 0 if already present, -EINVAL for tid 0 (never a target thread), -ENOMEM. */
 int tid_set_add(TidSet *s, uint32_t tid);
 bool tid_set_contains(const TidSet *s, uint32_t tid);
+/* true if it was there. */
+bool tid_set_remove(TidSet *s, uint32_t tid);
 void tid_set_clear(TidSet *s);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "sorted.h"
 
@@ -39,15 +40,8 @@ static int range_compare(const void *a, const void *b)
 
 static int add_range(CuIndex *x, uint64_t low, uint64_t high, Dwarf_Die *cu)
 {
-	if (x->n == x->allocated) {
-		size_t n = x->allocated ? x->allocated * 2 : 64;
-		CuRange *a = reallocarray(x->ranges, n, sizeof(CuRange));
-
-		if (!a)
-			return -ENOMEM;
-		x->ranges = a;
-		x->allocated = n;
-	}
+	if (ARRAY_RESERVE(x->ranges, x->allocated, x->n + 1, 64) < 0)
+		return -ENOMEM;
 	x->ranges[x->n++] = (CuRange){ .low = low, .high = high, .cu = cu };
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "frame-walk.h"
 
 /* DWARF register numbers of x86-64 (SysV psABI) and where perf puts them. */
 static const unsigned dwarf_to_perf_reg[] = {
@@ -20,9 +21,6 @@ static const unsigned dwarf_to_perf_reg[] = {
 };
 
 #define DWARF_REG_SP 7
-
-/* Addresses above the copied stack but this close to SP are stack the copy missed. */
-#define STACK_REGION_MAX (64U << 20)
 
 typedef struct UnwindWalk {
 	uint64_t *pcs;
@@ -36,11 +34,14 @@ struct Unwinder {
 	Elf *arch_elf; /* tells libdwfl the architecture; must live as long as the Dwfl */
 	Elf64_Ehdr arch_ehdr;
 	bool attached;
+	UnwindMethod method;
+	UnwinderStats stats;
 
 	/* the sample being unwound, read by the callbacks */
 	const PerfSample *sample;
 	uint64_t sp;
 	bool stack_exhausted;
+	uint64_t stack_used;
 };
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -64,11 +65,15 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 
 	if (addr & 7 || addr < 4096)
 		return false;
-	if (addr >= u->sp && addr - u->sp + 8 <= s->stack_dyn_size) {
+	/* no "addr - sp + 8": the sample's sp is the target's, and near 2^64 that wraps */
+	if (addr >= u->sp && addr - u->sp < FRAME_WALK_STACK_REGION_MAX &&
+	    addr - u->sp + 8 > u->stack_used)
+		u->stack_used = addr - u->sp + 8;
+	if (addr >= u->sp && s->stack_dyn_size >= 8 && addr - u->sp <= s->stack_dyn_size - 8) {
 		memcpy(result, s->stack + (addr - u->sp), 8);
 		return true;
 	}
-	if (addr >= u->sp && addr - u->sp < STACK_REGION_MAX) {
+	if (addr >= u->sp && addr - u->sp < FRAME_WALK_STACK_REGION_MAX) {
 		u->stack_exhausted = true;
 		return false;
 	}
@@ -138,6 +143,49 @@ int unwinder_new(AddressSpace *space, Unwinder **ret)
 	return 0;
 }
 
+void unwinder_set_method(Unwinder *u, UnwindMethod method)
+{
+	u->method = method;
+}
+
+void unwinder_get_stats(const Unwinder *u, UnwinderStats *ret)
+{
+	*ret = u->stats;
+}
+
+/* FrameWalkRuleFn: the rule of the module's table, compiled on first use. */
+static const CfiRule *table_rule(void *userdata, uint64_t pc)
+{
+	Unwinder *u = userdata;
+	ModuleInfo *info;
+	Dwfl_Module *mod = address_space_find(u->space, pc, &info);
+	const CfiTable *t;
+
+	if (!mod)
+		return NULL;
+	t = symbol_module_get_cfi(info->module);
+	if (!t) {
+		CfiTable *built;
+
+		if (cfi_table_build(mod, &built) < 0)
+			return NULL;
+		t = symbol_module_set_cfi(info->module, built);
+	}
+	return cfi_table_lookup(t, pc - info->bias);
+}
+
+/* The walk with the tables alone; -EAGAIN when libdwfl has to do it. */
+static int unwind_with_tables(Unwinder *u, const PerfSample *sample, uint64_t *pcs, size_t max,
+			      bool *ret_truncated, uint64_t *ret_stack_used)
+{
+	FrameWalkStack s = { .sp = u->sp, .stack = sample->stack, .size = sample->stack_dyn_size };
+
+	if (perf_sample_get_reg(sample, PERF_REG_X86_IP, &s.ip) < 0)
+		return -EAGAIN;
+	s.bp_valid = perf_sample_get_reg(sample, PERF_REG_X86_BP, &s.bp) >= 0;
+	return frame_walk(&s, table_rule, u, pcs, max, ret_truncated, ret_stack_used);
+}
+
 static int frame_callback(Dwfl_Frame *state, void *arg)
 {
 	UnwindWalk *w = arg;
@@ -160,17 +208,36 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+/* A sample's stack use: what its walk read (or wanted to read) above sp. */
+static void count_stack_use(Unwinder *u, uint64_t used, bool exhausted)
+{
+	uint64_t kib = (used + 1023) / 1024;
+
+	u->stats.stack_kib[kib < UNWIND_STACK_BUCKETS ? kib : UNWIND_STACK_BUCKETS - 1]++;
+	u->stats.exhausted_samples += exhausted;
+}
+
 int unwind_sample(Unwinder *u, const PerfSample *sample, uint64_t *pcs, size_t max,
 		  bool *ret_truncated)
 {
 	Dwfl *dwfl = address_space_get_dwfl(u->space);
 	UnwindWalk w = { .pcs = pcs, .max = max };
+	uint64_t used;
 	int r;
 
 	/* 32-bit tasks (ABI_32) have other DWARF register numbers: not unwound here */
 	if (max == 0 || sample->n_regs == 0 || sample->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
 	    perf_sample_get_reg(sample, PERF_REG_X86_SP, &u->sp) < 0)
 		return 0;
+	if (u->method == UNWIND_METHOD_TABLES) {
+		r = unwind_with_tables(u, sample, pcs, max, ret_truncated, &used);
+		if (r != -EAGAIN) {
+			u->stats.table_samples++;
+			count_stack_use(u, used, used > sample->stack_dyn_size);
+			return r;
+		}
+	}
+	u->stats.libdw_samples++;
 	if (!u->attached) {
 		if (!dwfl_attach_state(dwfl, u->arch_elf, (pid_t)sample->pid, &thread_callbacks, u))
 			return -EINVAL;
@@ -178,9 +245,37 @@ int unwind_sample(Unwinder *u, const PerfSample *sample, uint64_t *pcs, size_t m
 	}
 	u->sample = sample;
 	u->stack_exhausted = false;
+	u->stack_used = 0;
 	r = dwfl_getthread_frames(dwfl, (pid_t)sample->tid, frame_callback, &w);
 	u->sample = NULL;
+	count_stack_use(u, u->stack_used, u->stack_exhausted);
 	/* 0: the outermost frame says its return address is undefined (_start, clone) */
 	*ret_truncated = r != 0 || w.looped || u->stack_exhausted;
 	return (int)w.n;
+}
+
+uint32_t unwind_suggest_stack_bytes(const UnwinderStats *st, uint32_t copied, uint32_t ceiling)
+{
+	uint64_t total = 0, below = 0, want;
+	size_t kib;
+
+	for (kib = 0; kib < UNWIND_STACK_BUCKETS; kib++)
+		total += st->stack_kib[kib];
+	if (total == 0)
+		return 0;
+	if (st->exhausted_samples * 100 > total)
+		want = (uint64_t)copied * 2;
+	else {
+		for (kib = 0; kib < UNWIND_STACK_BUCKETS - 1; kib++) {
+			below += st->stack_kib[kib];
+			if (below * 1000 >= total * 999)
+				break;
+		}
+		want = kib * 1024;
+		want += want / 4 + 1024;
+	}
+	want = (want + 511) & ~(uint64_t)511;
+	if (want < UNWIND_STACK_MIN)
+		want = UNWIND_STACK_MIN;
+	return want > ceiling ? ceiling : (uint32_t)want;
 }

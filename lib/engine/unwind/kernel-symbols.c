@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "hex.h"
 #include "profile.h"
 #include "sorted.h"
 
@@ -31,6 +33,19 @@ struct KernelSymbols {
 
 /* Symbols this far past the last one are not kernel text any more. */
 #define KERNEL_SYMBOL_MAX_SIZE (1U << 20)
+
+/*
+ * The table format (kernel_symbols_write_table()): this header, the symbols
+ * (KernelSymbol, sorted) and the names, in host byte order — a copy made by
+ * this program for itself, never a file from elsewhere.
+ */
+#define TABLE_MAGIC "profd-kallsyms-1"
+typedef struct TableHeader {
+	char magic[16];
+	uint64_t n_symbols;
+	uint64_t names_size;
+	char build_id[48];
+} TableHeader;
 
 static int names_add(KernelSymbols *k, const char *s, size_t len, uint32_t *ret)
 {
@@ -110,15 +125,14 @@ static int symbol_compare(const void *a, const void *b)
 }
 
 /* The GNU build-id note among the kernel's ELF notes (/sys/kernel/notes), as hex. */
-static void read_build_id(const char *path, char *ret, size_t size)
+static void read_build_id(int fd, char *ret, size_t size)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	unsigned char buf[4096];
 	ssize_t n;
 	size_t off = 0;
 
 	ret[0] = '\0';
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf))) < 0)
+	if (fd < 0 || (n = pread(fd, buf, sizeof(buf), 0)) < 0)
 		return;
 	while (off + sizeof(Elf64_Nhdr) <= (size_t)n) {
 		Elf64_Nhdr h;
@@ -129,9 +143,8 @@ static void read_build_id(const char *path, char *ret, size_t size)
 		if (desc_off + h.n_descsz > (size_t)n)
 			return;
 		if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 &&
-		    memcmp(buf + name_off, "GNU", 4) == 0 && h.n_descsz * 2 < size) {
-			for (size_t i = 0; i < h.n_descsz; i++)
-				sprintf(ret + 2 * i, "%02x", buf[desc_off + i]);
+		    memcmp(buf + name_off, "GNU", 4) == 0 && HEX_ENCODED_SIZE(h.n_descsz) <= size) {
+			hex_encode(buf + desc_off, h.n_descsz, ret);
 			return;
 		}
 		off = desc_off + ((h.n_descsz + 3) & ~3U);
@@ -150,21 +163,81 @@ KernelSymbols *kernel_symbols_free(KernelSymbols *k)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(KernelSymbols *, kernel_symbols_free);
 
-int kernel_symbols_load(const char *path, KernelSymbols **ret)
+/* pread exactly 'size' bytes at 'offset'; -EBADMSG when the file ends first. */
+static int pread_all(int fd, void *buf, size_t size, uint64_t offset)
 {
-	_cleanup_(kernel_symbols_freep) KernelSymbols *k = NULL;
+	while (size > 0) {
+		ssize_t n = pread(fd, buf, size, (off_t)offset);
+
+		if (n < 0)
+			return negative_errno();
+		if (n == 0)
+			return -EBADMSG;
+		buf = (char *)buf + n;
+		size -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Checks what kernel_symbols_lookup() relies on: offsets inside the names, sorted addresses. */
+static int table_check(const KernelSymbols *k)
+{
+	if (k->names_size == 0 || k->names[k->names_size - 1] != '\0' ||
+	    memchr(k->build_id, '\0', sizeof(k->build_id)) == NULL)
+		return -EBADMSG;
+	for (size_t i = 0; i < k->n_symbols; i++)
+		if (k->symbols[i].name >= k->names_size || k->symbols[i].module >= k->names_size ||
+		    (i > 0 && k->symbols[i].addr < k->symbols[i - 1].addr))
+			return -EBADMSG;
+	return 0;
+}
+
+static int load_table(int fd, const TableHeader *h, KernelSymbols *k)
+{
+	int r;
+
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	/* sizes that agree with the file before anything is allocated for them */
+	if (h->n_symbols == 0 || h->n_symbols > UINT32_MAX || h->names_size == 0 ||
+	    h->names_size > UINT32_MAX || st.st_size < 0 ||
+	    (uint64_t)st.st_size != sizeof(*h) + h->n_symbols * sizeof(KernelSymbol) + h->names_size)
+		return -EBADMSG;
+	k->n_symbols = k->allocated = h->n_symbols;
+	k->names_size = k->names_allocated = h->names_size;
+	k->symbols = calloc(k->n_symbols, sizeof(KernelSymbol));
+	k->names = malloc(k->names_size);
+	if (!k->symbols || !k->names)
+		return -ENOMEM;
+	r = pread_all(fd, k->symbols, k->n_symbols * sizeof(KernelSymbol), sizeof(*h));
+	if (r >= 0)
+		r = pread_all(fd, k->names, k->names_size,
+			      sizeof(*h) + k->n_symbols * sizeof(KernelSymbol));
+	if (r < 0)
+		return r;
+	memcpy(k->build_id, h->build_id, sizeof(k->build_id));
+	return table_check(k);
+}
+
+static int load_text(int kallsyms_fd, int notes_fd, KernelSymbols *k)
+{
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *line = NULL;
 	size_t line_size = 0;
 	uint32_t off;
-	int r;
+	int fd, r;
 
-	f = fopen(path ?: "/proc/kallsyms", "re");
-	if (!f)
+	fd = fcntl(kallsyms_fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
 		return negative_errno();
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
+	f = fdopen(fd, "re");
+	if (!f) {
+		safe_close(fd);
+		return negative_errno();
+	}
 	r = names_add(k, PROFILE_KERNEL_MODULE, strlen(PROFILE_KERNEL_MODULE), &off);
 	if (r < 0)
 		return r;
@@ -176,14 +249,68 @@ int kernel_symbols_load(const char *path, KernelSymbols **ret)
 	if (ferror(f))
 		return -EIO;
 	qsort(k->symbols, k->n_symbols, sizeof(KernelSymbol), symbol_compare);
+	read_build_id(notes_fd, k->build_id, sizeof(k->build_id));
+	return 0;
+}
+
+int kernel_symbols_load(int kallsyms_fd, int notes_fd, KernelSymbols **ret)
+{
+	_cleanup_(kernel_symbols_freep) KernelSymbols *k = calloc(1, sizeof(KernelSymbols));
+	TableHeader h;
+	ssize_t n;
+	int r;
+
+	if (!k)
+		return -ENOMEM;
+	n = pread(kallsyms_fd, &h, sizeof(h), 0);
+	if (n == (ssize_t)sizeof(h) && memcmp(h.magic, TABLE_MAGIC, sizeof(h.magic)) == 0)
+		r = load_table(kallsyms_fd, &h, k);
+	else
+		r = load_text(kallsyms_fd, notes_fd, k);
+	if (r < 0)
+		return r;
 	/* kptr_restrict shows every address as 0: nothing can be named */
 	if (k->n_symbols == 0 || k->symbols[k->n_symbols - 1].addr == 0)
 		return -ENODATA;
-	/* only the running kernel's notes describe /proc/kallsyms */
-	if (!path)
-		read_build_id("/sys/kernel/notes", k->build_id, sizeof(k->build_id));
 	*ret = TAKE_PTR(k);
 	return 0;
+}
+
+int kernel_symbols_write_table(const KernelSymbols *k, int fd)
+{
+	TableHeader h = { .n_symbols = k->n_symbols, .names_size = k->names_size };
+	_cleanup_fclose_ FILE *f = NULL;
+	int copy;
+
+	memcpy(h.magic, TABLE_MAGIC, sizeof(h.magic));
+	memcpy(h.build_id, k->build_id, sizeof(k->build_id));
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (copy < 0)
+		return negative_errno();
+	f = fdopen(copy, "we");
+	if (!f) {
+		safe_close(copy);
+		return negative_errno();
+	}
+	if (fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    fwrite(k->symbols, sizeof(KernelSymbol), k->n_symbols, f) != k->n_symbols ||
+	    fwrite(k->names, 1, k->names_size, f) != k->names_size || fflush(f) != 0)
+		return errno > 0 ? -errno : -EIO;
+	return 0;
+}
+
+int kernel_symbols_load_running(const TargetFileOpener *files, KernelSymbols **ret)
+{
+	TargetFileRequest req = { .kind = TARGET_FILE_KALLSYMS };
+	_cleanup_close_ int kallsyms = -1, notes = -1;
+
+	kallsyms = target_file_opener_open(files, &req);
+	if (kallsyms < 0)
+		return kallsyms;
+	req.kind = TARGET_FILE_KERNEL_NOTES;
+	/* without the notes, symbols still name frames: only the build-id is missing */
+	notes = target_file_opener_open(files, &req);
+	return kernel_symbols_load(kallsyms, notes, ret);
 }
 
 int kernel_symbols_lookup(const KernelSymbols *k, uint64_t addr, const char **ret_name,

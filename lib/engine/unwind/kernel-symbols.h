@@ -9,10 +9,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "target-files.h"
+
 typedef struct KernelSymbols KernelSymbols;
 
-/* Load a kallsyms-format file ('path' NULL: /proc/kallsyms). -ENODATA if every address is 0. */
-int kernel_symbols_load(const char *path, KernelSymbols **ret);
+/*
+ * Load a kallsyms-format file and, with 'notes_fd' >= 0, the build-id from
+ * the ELF notes of the same kernel; or a table kernel_symbols_write_table()
+ * made (it carries the build-id: 'notes_fd' is not read). The descriptors
+ * stay the caller's. -ENODATA if every address is 0 (kptr_restrict),
+ * -EBADMSG for a damaged table.
+ */
+int kernel_symbols_load(int kallsyms_fd, int notes_fd, KernelSymbols **ret);
+/*
+ * Write 'k' to 'fd' (at its offset) as a table kernel_symbols_load() reads
+ * back with no parsing or sorting: a few milliseconds instead of the ~50 of
+ * /proc/kallsyms (most of it the kernel making the text).
+ */
+int kernel_symbols_write_table(const KernelSymbols *k, int fd);
+/* The running kernel's: /proc/kallsyms and /sys/kernel/notes through 'files'. */
+int kernel_symbols_load_running(const TargetFileOpener *files, KernelSymbols **ret);
 KernelSymbols *kernel_symbols_free(KernelSymbols *k);
 
 /*

@@ -127,8 +127,3 @@ int location_cache_put(LocationCache *c, uint64_t addr, const uint32_t *ids, uin
 	c->count++;
 	return 0;
 }
-
-size_t location_cache_size(const LocationCache *c)
-{
-	return c->count;
-}

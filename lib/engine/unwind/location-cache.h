@@ -22,4 +22,3 @@ void location_cache_clear(LocationCache *c);
 bool location_cache_get(const LocationCache *c, uint64_t addr, const uint32_t **ret_ids,
 			uint32_t *ret_n);
 int location_cache_put(LocationCache *c, uint64_t addr, const uint32_t *ids, uint32_t n);
-size_t location_cache_size(const LocationCache *c);

@@ -2,44 +2,57 @@
 #include "perf-map.h"
 
 #include <errno.h>
-#include <stdbool.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "sorted.h"
+#include "time-util.h"
+
+/* A map that does not exist yet is asked for again at most this often. */
+#define REOPEN_INTERVAL_NS 250000000ULL
+/* Longer lines are skipped (V8's longest names are a few hundred bytes). */
+#define LINE_MAX_BYTES 4096
+#define READ_CHUNK 65536
 
 typedef struct PerfMapSymbol {
 	uint64_t start, size;
+	uint64_t seq; /* order in the file: a later line for the same start wins */
 	char *name;
 } PerfMapSymbol;
 
 struct PerfMap {
-	char *path; /* where it is read */
-	char *name; /* what the target calls it */
-	PerfMapSymbol *symbols; /* sorted by start */
-	size_t n_symbols;
-	/* what the loaded symbols came from, to notice appends and rewrites */
-	struct timespec mtime;
-	off_t size;
-	ino_t inode;
+	const TargetFileOpener *files;
+	uint32_t pid;
+	char *name;    /* what the target calls it */
+	int fd;        /* -1 until the file exists */
+	uint64_t next_open_ns;
+	uint64_t parsed; /* bytes of the file taken, up to the last complete line */
+	PerfMapSymbol *symbols; /* sorted by (start, seq) */
+	size_t n_symbols, n_allocated;
+	uint64_t next_seq;
 };
 
-static void symbols_free(PerfMapSymbol *s, size_t n)
+static void symbols_clear(PerfMap *m)
 {
-	for (size_t i = 0; i < n; i++)
-		free(s[i].name);
-	free(s);
+	for (size_t i = 0; i < m->n_symbols; i++)
+		free(m->symbols[i].name);
+	m->n_symbols = 0;
 }
 
 PerfMap *perf_map_free(PerfMap *m)
 {
 	if (!m)
 		return NULL;
-	symbols_free(m->symbols, m->n_symbols);
-	free(m->path);
+	symbols_clear(m);
+	free(m->symbols);
+	safe_close(m->fd);
 	free(m->name);
 	free(m);
 	return NULL;
@@ -47,50 +60,19 @@ PerfMap *perf_map_free(PerfMap *m)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(PerfMap *, perf_map_free);
 
-/* The target's pid as it knows itself (the last NSpid: inside its pid namespace). */
-static pid_t namespace_pid(pid_t pid)
-{
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	char path[64];
-	size_t size = 0;
-	pid_t ns = pid;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	while (f && getline(&line, &size, f) > 0)
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			char *last = strrchr(line, '\t') ?: line + 6;
-
-			ns = (pid_t)strtol(last, NULL, 10) ?: pid;
-			break;
-		}
-	return ns;
-}
-
-int perf_map_new(pid_t pid, const char *path, PerfMap **ret)
+int perf_map_new(const TargetFileOpener *files, uint32_t pid, uint32_t ns_pid, PerfMap **ret)
 {
 	_cleanup_(perf_map_freep) PerfMap *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return -ENOMEM;
-	/*
-	 * The target's own /tmp, seen through its root: right for containers and
-	 * when the profiler runs with a private /tmp.
-	 */
-	if (path) {
-		m->path = strdup(path);
-		m->name = strdup(path);
-	} else {
-		pid_t ns = namespace_pid(pid);
-
-		if (asprintf(&m->path, "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)ns) < 0)
-			m->path = NULL;
-		if (asprintf(&m->name, "/tmp/perf-%d.map", (int)ns) < 0)
-			m->name = NULL;
-	}
-	if (!m->path || !m->name)
+	m->fd = -1;
+	m->files = files ?: &target_file_opener_default;
+	m->pid = pid;
+	if (asprintf(&m->name, "/tmp/perf-%" PRIu32 ".map", ns_pid ?: pid) < 0) {
+		m->name = NULL;
 		return -ENOMEM;
+	}
 	*ret = TAKE_PTR(m);
 	return 0;
 }
@@ -100,73 +82,129 @@ const char *perf_map_name(const PerfMap *m)
 	return m->name;
 }
 
+bool perf_map_exists(const PerfMap *m)
+{
+	return m->fd >= 0;
+}
+
 static int symbol_compare(const void *a, const void *b)
 {
 	const PerfMapSymbol *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int perf_map_reload(PerfMap *m, const struct stat *st)
+/* One "START SIZE name" line (without its newline); others are skipped. */
+static int add_line(PerfMap *m, const char *line, size_t len)
 {
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *line = NULL;
-	PerfMapSymbol *symbols = NULL;
-	size_t n = 0, allocated = 0, line_size = 0;
-	ssize_t len;
+	char buf[LINE_MAX_BYTES + 1];
+	unsigned long long start, size;
+	int name_off = 0;
+	PerfMapSymbol *s;
+
+	if (len > LINE_MAX_BYTES)
+		return 0;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (sscanf(buf, "%llx %llx %n", &start, &size, &name_off) < 2 || name_off == 0 ||
+	    buf[name_off] == '\0' || size == 0)
+		return 0;
+	if (ARRAY_RESERVE(m->symbols, m->n_allocated, m->n_symbols + 1, 64) < 0)
+		return -ENOMEM;
+	s = &m->symbols[m->n_symbols];
+	s->name = strdup(buf + name_off);
+	if (!s->name)
+		return -ENOMEM;
+	s->start = start;
+	s->size = size;
+	s->seq = m->next_seq++;
+	m->n_symbols++;
+	return 0;
+}
+
+/* Take the complete lines appended since the last read (all of it after a rewrite). */
+static int read_appended(PerfMap *m)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t have = 0, before = m->n_symbols;
+	struct stat st;
+	uint64_t end;
 	int r = 0;
 
-	f = fopen(m->path, "re");
-	if (!f)
+	if (fstat(m->fd, &st) < 0)
 		return negative_errno();
-	while ((len = getline(&line, &line_size, f)) >= 0) {
-		unsigned long long start, size;
-		int name_off = 0;
+	if ((uint64_t)st.st_size < m->parsed) {
+		/* rewritten shorter: start over */
+		symbols_clear(m);
+		m->parsed = 0;
+		before = 0;
+	}
+	end = (uint64_t)st.st_size < TARGET_FILE_PERF_MAP_MAX ? (uint64_t)st.st_size
+							      : TARGET_FILE_PERF_MAP_MAX;
+	if (end <= m->parsed)
+		return 0;
+	buf = malloc(READ_CHUNK + LINE_MAX_BYTES + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (m->parsed + have < end) {
+		size_t want = end - m->parsed - have < READ_CHUNK ? end - m->parsed - have : READ_CHUNK;
+		ssize_t n = pread(m->fd, buf + have, want, (off_t)(m->parsed + have));
+		size_t line_start = 0;
 
-		if (len > 0 && line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		if (sscanf(line, "%llx %llx %n", &start, &size, &name_off) < 2 || name_off == 0 ||
-		    line[name_off] == '\0')
-			continue;
-		if (n == allocated) {
-			size_t a = allocated ? allocated * 2 : 64;
-			PerfMapSymbol *s = reallocarray(symbols, a, sizeof(PerfMapSymbol));
-
-			if (!s) {
-				r = -ENOMEM;
-				break;
-			}
-			symbols = s;
-			allocated = a;
-		}
-		symbols[n].name = strdup(line + name_off);
-		if (!symbols[n].name) {
-			r = -ENOMEM;
+		if (n <= 0)
 			break;
+		have += (size_t)n;
+		for (size_t i = 0; i < have; i++) {
+			if (buf[i] != '\n')
+				continue;
+			r = add_line(m, buf + line_start, i - line_start);
+			if (r < 0)
+				break;
+			line_start = i + 1;
 		}
-		symbols[n].start = start;
-		symbols[n].size = size;
-		n++;
+		if (r < 0)
+			break;
+		/* keep an incomplete last line for the next round (or the next read) */
+		m->parsed += line_start;
+		memmove(buf, buf + line_start, have - line_start);
+		have -= line_start;
+		if (have > LINE_MAX_BYTES) {
+			/* an overlong line: skip to its end */
+			m->parsed += have;
+			have = 0;
+		}
 	}
-	if (r < 0) {
-		symbols_free(symbols, n);
-		return r;
+	if (m->n_symbols > before)
+		qsort(m->symbols, m->n_symbols, sizeof(PerfMapSymbol), symbol_compare);
+	return r;
+}
+
+/* Bring the symbols up to date with the file: open it once it exists, read what was added. */
+static int refresh(PerfMap *m)
+{
+	if (m->fd < 0) {
+		TargetFileRequest req = { .kind = TARGET_FILE_PERF_MAP, .pid = m->pid };
+		uint64_t now = clock_nanos(CLOCK_MONOTONIC_COARSE);
+		int fd;
+
+		if (now < m->next_open_ns)
+			return 0;
+		m->next_open_ns = now + REOPEN_INTERVAL_NS;
+		fd = target_file_opener_open(m->files, &req);
+		if (fd < 0)
+			return 0;
+		m->fd = fd;
 	}
-	qsort(symbols, n, sizeof(PerfMapSymbol), symbol_compare);
-	symbols_free(m->symbols, m->n_symbols);
-	m->symbols = symbols;
-	m->n_symbols = n;
-	m->mtime = st->st_mtim;
-	m->size = st->st_size;
-	m->inode = st->st_ino;
-	return 0;
+	return read_appended(m);
 }
 
 static const PerfMapSymbol *perf_map_find(const PerfMap *m, uint64_t addr)
 {
 	size_t lo = SORTED_UPPER_BOUND(m->symbols, m->n_symbols, start, addr);
 
-	/* later entries may re-announce a region: the nearest start wins, as in perf */
+	/* the nearest start wins, and for one start the latest line, as in perf */
 	if (lo == 0 || addr - m->symbols[lo - 1].start >= m->symbols[lo - 1].size)
 		return NULL;
 	return &m->symbols[lo - 1];
@@ -175,22 +213,12 @@ static const PerfMapSymbol *perf_map_find(const PerfMap *m, uint64_t addr)
 int perf_map_lookup(PerfMap *m, uint64_t addr, const char **ret_name, uint64_t *ret_start)
 {
 	const PerfMapSymbol *s = perf_map_find(m, addr);
-	struct stat st;
 
 	if (!s) {
-		bool changed;
-		int r;
+		int r = refresh(m);
 
-		if (stat(m->path, &st) < 0)
-			return -ENOENT;
-		changed = st.st_ino != m->inode || st.st_size != m->size ||
-			  st.st_mtim.tv_sec != m->mtime.tv_sec ||
-			  st.st_mtim.tv_nsec != m->mtime.tv_nsec;
-		if (!changed)
-			return -ENOENT;
-		r = perf_map_reload(m, &st);
-		if (r < 0)
-			return r == -ENOMEM ? r : -ENOENT;
+		if (r == -ENOMEM)
+			return r;
 		s = perf_map_find(m, addr);
 		if (!s)
 			return -ENOENT;

@@ -5,95 +5,178 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "cleanup.h"
 #include "hash.h"
+#include "symbol-module-file.h"
 
-/* Bump allocator: entries never move and are freed all at once with the cache. */
+/* Bump allocator per module: entries never move and go all at once with their module. */
 typedef struct ArenaBlock {
 	struct ArenaBlock *next;
 	size_t used, size;
 	max_align_t data[];
 } ArenaBlock;
 
-#define ARENA_BLOCK_SIZE (256U * 1024U)
+#define ARENA_FIRST_BLOCK 1024U
+#define ARENA_MAX_BLOCK (64U * 1024U)
 
 typedef struct Location {
-	const char *key; /* NULL: empty slot */
 	uint64_t address;
-	const SymbolFrame *frames;
+	const SymbolFrame *frames; /* NULL: empty slot */
 	size_t n_frames;
 } Location;
 
-struct SymbolCache {
-	pthread_mutex_t lock;
-	ArenaBlock *arena;
-	size_t arena_bytes;
+struct SymbolModule {
+	SymbolCache *cache;
+	SymbolModule *hash_next;
+	SymbolModule *lru_prev, *lru_next; /* in the LRU list while unpinned */
+	ModuleIdentity id;                 /* build_id points into the arena */
+	uint64_t hash;
+	unsigned pins;
+	bool seen;
+	bool dirty; /* learned something the store does not have */
 
+	ArenaBlock *arena;
 	/* open addressing, load factor <= 1/2 */
 	const char **strings;
 	size_t strings_mask, n_strings;
 	Location *locations;
 	size_t locations_mask, n_locations;
-	const char **modules;
-	size_t modules_mask, n_modules;
+	const CfiTable *cfi; /* set once, read without the lock */
+	size_t bytes;        /* everything above */
+};
+
+struct SymbolCache {
+	pthread_mutex_t lock;
+	SymbolModule **buckets;
+	size_t buckets_mask, n_modules, n_pinned, n_evicted, n_locations;
+	SymbolModule *lru_head, *lru_tail; /* unpinned, least recently used first */
+	uint64_t bytes, max_bytes;
+
+	const SymbolCacheStore *store;
+	size_t n_loaded, n_saved;
 
 	KernelSymbols *kernel;
 	int kernel_error; /* loading failed once: do not re-read kallsyms per sample */
 };
 
-static uint64_t hash_location(const char *key, uint64_t address)
+/* Only root can change such a file, so what it says is the same for every caller. */
+static bool is_system_file(const struct stat *st)
 {
-	return hash_combine((uint64_t)(uintptr_t)key, address);
+	return S_ISREG(st->st_mode) && st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-static void *arena_alloc(SymbolCache *c, size_t size)
+FileIdentity file_identity_of(const struct stat *st)
 {
-	ArenaBlock *b = c->arena;
+	return (FileIdentity){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_sec = st->st_mtim.tv_sec,
+		.mtime_nsec = (uint32_t)st->st_mtim.tv_nsec,
+	};
+}
+
+void module_identity_init(ModuleIdentity *id, const struct stat *st, const struct stat *debug_st,
+			  uint32_t caller, const char *build_id)
+{
+	bool shared = is_system_file(st) && (!debug_st || is_system_file(debug_st));
+
+	*id = (ModuleIdentity){
+		.file = file_identity_of(st),
+		.debug = debug_st ? file_identity_of(debug_st) : (FileIdentity){},
+		.scope = shared ? SYMBOL_SCOPE_SHARED : caller,
+		.build_id = build_id,
+	};
+}
+
+static uint64_t hash_file(uint64_t h, const FileIdentity *f)
+{
+	h = hash_combine(hash_combine(hash_combine(h, f->dev), f->ino), f->size);
+	return hash_combine(hash_combine(h, (uint64_t)f->mtime_sec), f->mtime_nsec);
+}
+
+static uint64_t hash_identity(const ModuleIdentity *id)
+{
+	uint64_t h = hash_combine(hash_file(hash_file(0, &id->file), &id->debug), id->scope);
+
+	return id->build_id ? hash_string(h, id->build_id) : h;
+}
+
+static bool file_equal(const FileIdentity *a, const FileIdentity *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+static bool identity_equal(const ModuleIdentity *a, const ModuleIdentity *b)
+{
+	return file_equal(&a->file, &b->file) && file_equal(&a->debug, &b->debug) &&
+	       a->scope == b->scope && !a->build_id == !b->build_id &&
+	       (!a->build_id || strcmp(a->build_id, b->build_id) == 0);
+}
+
+/* A module's heap grew (or shrank) by 'delta' bytes. */
+static void account(SymbolModule *m, ssize_t delta)
+{
+	m->bytes += (size_t)delta;
+	m->cache->bytes += (uint64_t)delta;
+}
+
+static void *arena_alloc(SymbolModule *m, size_t size)
+{
+	ArenaBlock *b = m->arena;
 	void *p;
 
 	size = (size + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
 	if (!b || b->size - b->used < size) {
-		size_t block = size > ARENA_BLOCK_SIZE ? size : ARENA_BLOCK_SIZE;
+		/* blocks double with the module: small modules stay small */
+		size_t block = b ? (b->size < ARENA_MAX_BLOCK ? b->size * 2 : b->size)
+				 : ARENA_FIRST_BLOCK;
 
+		if (block < size)
+			block = size;
 		b = malloc(sizeof(ArenaBlock) + block);
 		if (!b)
 			return NULL;
 		b->size = block;
 		b->used = 0;
-		b->next = c->arena;
-		c->arena = b;
-		c->arena_bytes += sizeof(ArenaBlock) + block;
+		b->next = m->arena;
+		m->arena = b;
+		account(m, (ssize_t)(sizeof(ArenaBlock) + block));
 	}
 	p = (char *)b->data + b->used;
 	b->used += size;
 	return p;
 }
 
-static int table_new(void **slots, size_t *mask, size_t slot_size)
+static void module_free(SymbolModule *m)
 {
-	*mask = 1023;
-	*slots = calloc(*mask + 1, slot_size);
-	return *slots ? 0 : -ENOMEM;
+	while (m->arena) {
+		ArenaBlock *next = m->arena->next;
+
+		free(m->arena);
+		m->arena = next;
+	}
+	free(m->strings);
+	free(m->locations);
+	cfi_table_free((CfiTable *)m->cfi);
+	free(m);
 }
 
 int symbol_cache_new(SymbolCache **ret)
 {
 	_cleanup_(symbol_cache_freep) SymbolCache *c = calloc(1, sizeof(*c));
-	int r;
 
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
-	r = table_new((void **)&c->strings, &c->strings_mask, sizeof(char *));
-	if (r < 0)
-		return r;
-	r = table_new((void **)&c->locations, &c->locations_mask, sizeof(Location));
-	if (r < 0)
-		return r;
-	r = table_new((void **)&c->modules, &c->modules_mask, sizeof(char *));
-	if (r < 0)
-		return r;
+	c->max_bytes = SYMBOL_CACHE_DEFAULT_MAX_BYTES;
+	c->buckets_mask = 63;
+	c->buckets = calloc(c->buckets_mask + 1, sizeof(SymbolModule *));
+	if (!c->buckets)
+		return -ENOMEM;
 	*ret = TAKE_PTR(c);
 	return 0;
 }
@@ -102,15 +185,14 @@ SymbolCache *symbol_cache_free(SymbolCache *c)
 {
 	if (!c)
 		return NULL;
-	while (c->arena) {
-		ArenaBlock *next = c->arena->next;
+	for (size_t i = 0; c->buckets && i <= c->buckets_mask; i++)
+		while (c->buckets[i]) {
+			SymbolModule *next = c->buckets[i]->hash_next;
 
-		free(c->arena);
-		c->arena = next;
-	}
-	free(c->strings);
-	free(c->locations);
-	free(c->modules);
+			module_free(c->buckets[i]);
+			c->buckets[i] = next;
+		}
+	free(c->buckets);
 	kernel_symbols_free(c->kernel);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -122,186 +204,444 @@ void symbol_cache_freep(SymbolCache **c)
 	symbol_cache_free(*c);
 }
 
-/* Double a pointer set (strings, modules) keyed by a string hash or by identity. */
-static int pointer_set_grow(const char ***slots, size_t *mask, size_t count, bool by_identity)
+static void lru_unlink(SymbolCache *c, SymbolModule *m)
 {
-	size_t new_mask = *mask * 2 + 1;
+	if (m->lru_prev)
+		m->lru_prev->lru_next = m->lru_next;
+	else
+		c->lru_head = m->lru_next;
+	if (m->lru_next)
+		m->lru_next->lru_prev = m->lru_prev;
+	else
+		c->lru_tail = m->lru_prev;
+	m->lru_prev = m->lru_next = NULL;
+}
+
+static void lru_append(SymbolCache *c, SymbolModule *m)
+{
+	m->lru_prev = c->lru_tail;
+	m->lru_next = NULL;
+	if (c->lru_tail)
+		c->lru_tail->lru_next = m;
+	else
+		c->lru_head = m;
+	c->lru_tail = m;
+}
+
+static void evict(SymbolCache *c, SymbolModule *m)
+{
+	SymbolModule **p = &c->buckets[m->hash & c->buckets_mask];
+
+	while (*p != m)
+		p = &(*p)->hash_next;
+	*p = m->hash_next;
+	lru_unlink(c, m);
+	c->bytes -= m->bytes;
+	c->n_locations -= m->n_locations;
+	c->n_modules--;
+	c->n_evicted++;
+	module_free(m);
+}
+
+/* Unpinned modules go, least recently used first, until the cache is within its cap. */
+static void trim(SymbolCache *c)
+{
+	while (c->bytes > c->max_bytes && c->lru_head)
+		evict(c, c->lru_head);
+}
+
+void symbol_cache_set_max_bytes(SymbolCache *c, uint64_t max_bytes)
+{
+	pthread_mutex_lock(&c->lock);
+	c->max_bytes = max_bytes;
+	trim(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int buckets_grow(SymbolCache *c)
+{
+	size_t mask = c->buckets_mask * 2 + 1;
+	SymbolModule **b;
+
+	if (c->n_modules < c->buckets_mask + 1)
+		return 0;
+	b = calloc(mask + 1, sizeof(SymbolModule *));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i <= c->buckets_mask; i++)
+		while (c->buckets[i]) {
+			SymbolModule *m = c->buckets[i];
+
+			c->buckets[i] = m->hash_next;
+			m->hash_next = b[m->hash & mask];
+			b[m->hash & mask] = m;
+		}
+	free(c->buckets);
+	c->buckets = b;
+	c->buckets_mask = mask;
+	return 0;
+}
+
+static int module_new(SymbolCache *c, const ModuleIdentity *id, uint64_t hash,
+		      SymbolModule **ret)
+{
+	SymbolModule *m = calloc(1, sizeof(*m));
+	char *build_id;
+
+	if (!m)
+		return -ENOMEM;
+	m->cache = c;
+	m->id = *id;
+	m->hash = hash;
+	account(m, sizeof(*m));
+	if (id->build_id) {
+		size_t len = strlen(id->build_id);
+
+		build_id = arena_alloc(m, len + 1);
+		if (!build_id) {
+			account(m, -(ssize_t)m->bytes);
+			module_free(m);
+			return -ENOMEM;
+		}
+		memcpy(build_id, id->build_id, len + 1);
+		m->id.build_id = build_id;
+	}
+	*ret = m;
+	return 0;
+}
+
+void symbol_cache_set_store(SymbolCache *c, const SymbolCacheStore *store)
+{
+	pthread_mutex_lock(&c->lock);
+	c->store = store;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The module's file name in a store: its identity hashed two ways, in hex. */
+static void file_name(const ModuleIdentity *id, char ret[SYMBOL_FILE_NAME_MAX])
+{
+	uint64_t h = hash_identity(id);
+
+	snprintf(ret, SYMBOL_FILE_NAME_MAX, "%016llx%016llx", (unsigned long long)h,
+		 (unsigned long long)hash_combine(h, 0x5eed));
+}
+
+/* A module new to this process: what the store knows of it, if anything (a cache: no errors). */
+static void load(SymbolCache *c, const SymbolCacheStore *store, SymbolModule *m)
+{
+	char name[SYMBOL_FILE_NAME_MAX];
+	_cleanup_free_ void *data = NULL;
+	size_t size;
+
+	file_name(&m->id, name);
+	if (store->load(store->userdata, &m->id, name, &data, &size) < 0 ||
+	    symbol_module_deserialize(m, data, size) < 0)
+		return;
+	pthread_mutex_lock(&c->lock);
+	m->dirty = false;
+	c->n_loaded++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void save(SymbolCache *c, const SymbolCacheStore *store, SymbolModule *m)
+{
+	char name[SYMBOL_FILE_NAME_MAX];
+	_cleanup_free_ char *data = NULL;
+	size_t size;
+
+	file_name(&m->id, name);
+	if (symbol_module_serialize(m, &data, &size) < 0 ||
+	    store->save(store->userdata, &m->id, name, data, size) < 0)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->n_saved++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+int symbol_cache_acquire(SymbolCache *c, const ModuleIdentity *id, SymbolModule **ret)
+{
+	const SymbolCacheStore *store = NULL;
+	uint64_t hash = hash_identity(id);
+	SymbolModule *m;
+	int r = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (m = c->buckets[hash & c->buckets_mask]; m; m = m->hash_next)
+		if (m->hash == hash && identity_equal(&m->id, id))
+			break;
+	if (!m) {
+		r = buckets_grow(c);
+		if (r >= 0)
+			r = module_new(c, id, hash, &m);
+		if (r < 0)
+			goto out;
+		m->hash_next = c->buckets[hash & c->buckets_mask];
+		c->buckets[hash & c->buckets_mask] = m;
+		c->n_modules++;
+		store = c->store;
+	} else if (m->pins == 0)
+		lru_unlink(c, m);
+	if (m->pins++ == 0)
+		c->n_pinned++;
+	trim(c);
+	*ret = m;
+out:
+	pthread_mutex_unlock(&c->lock);
+	/* pinned, so it stays while the file is read; meanwhile others just find it empty */
+	if (store)
+		load(c, store, m);
+	return r;
+}
+
+SymbolModule *symbol_module_unpin(SymbolModule *m)
+{
+	SymbolCache *c;
+
+	if (!m)
+		return NULL;
+	c = m->cache;
+	pthread_mutex_lock(&c->lock);
+	if (m->pins == 1 && m->dirty && c->store) {
+		const SymbolCacheStore *store = c->store;
+
+		/* still pinned while it is written; what it learns meanwhile is saved next time */
+		m->dirty = false;
+		pthread_mutex_unlock(&c->lock);
+		save(c, store, m);
+		pthread_mutex_lock(&c->lock);
+	}
+	if (--m->pins == 0) {
+		c->n_pinned--;
+		lru_append(c, m);
+		trim(c);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Double a module's string set. */
+static int strings_grow(SymbolModule *m)
+{
+	size_t mask = m->strings ? m->strings_mask * 2 + 1 : 63;
 	const char **n;
 
-	if ((count + 1) * 2 <= *mask + 1)
+	if (m->strings && (m->n_strings + 1) * 2 <= m->strings_mask + 1)
 		return 0;
-	n = calloc(new_mask + 1, sizeof(char *));
+	n = calloc(mask + 1, sizeof(char *));
 	if (!n)
 		return -ENOMEM;
-	for (size_t i = 0; i <= *mask; i++) {
-		const char *s = (*slots)[i];
+	for (size_t i = 0; m->strings && i <= m->strings_mask; i++) {
+		const char *s = m->strings[i];
 		size_t j;
 
 		if (!s)
 			continue;
-		j = (by_identity ? hash_finalize((uintptr_t)s) : hash_string(0, s)) & new_mask;
-		while (n[j])
-			j = (j + 1) & new_mask;
+		for (j = hash_string(0, s) & mask; n[j]; j = (j + 1) & mask)
+			;
 		n[j] = s;
 	}
-	free(*slots);
-	*slots = n;
-	*mask = new_mask;
+	account(m, (ssize_t)((mask + 1 - (m->strings ? m->strings_mask + 1 : 0)) * sizeof(char *)));
+	free(m->strings);
+	m->strings = n;
+	m->strings_mask = mask;
 	return 0;
 }
 
-static int intern_locked(SymbolCache *c, const char *s, const char **ret)
+static int intern(SymbolModule *m, const char *s, const char **ret)
 {
 	size_t j, len;
 	char *copy;
 	int r;
 
-	r = pointer_set_grow(&c->strings, &c->strings_mask, c->n_strings, false);
+	r = strings_grow(m);
 	if (r < 0)
 		return r;
-	for (j = hash_string(0, s) & c->strings_mask; c->strings[j]; j = (j + 1) & c->strings_mask)
-		if (strcmp(c->strings[j], s) == 0) {
-			*ret = c->strings[j];
+	for (j = hash_string(0, s) & m->strings_mask; m->strings[j];
+	     j = (j + 1) & m->strings_mask)
+		if (strcmp(m->strings[j], s) == 0) {
+			*ret = m->strings[j];
 			return 0;
 		}
 	len = strlen(s);
-	copy = arena_alloc(c, len + 1);
+	copy = arena_alloc(m, len + 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, s, len + 1);
-	c->strings[j] = copy;
-	c->n_strings++;
+	m->strings[j] = copy;
+	m->n_strings++;
 	*ret = copy;
 	return 0;
 }
 
-int symbol_cache_intern(SymbolCache *c, const char *s, const char **ret)
-{
-	int r;
-
-	pthread_mutex_lock(&c->lock);
-	r = intern_locked(c, s, ret);
-	pthread_mutex_unlock(&c->lock);
-	return r;
-}
-
-static Location *location_slot(SymbolCache *c, const char *key, uint64_t address)
+static Location *location_slot(SymbolModule *m, uint64_t address)
 {
 	size_t j;
 
-	for (j = hash_location(key, address) & c->locations_mask; c->locations[j].key;
-	     j = (j + 1) & c->locations_mask)
-		if (c->locations[j].key == key && c->locations[j].address == address)
+	for (j = hash_finalize(address) & m->locations_mask; m->locations[j].frames;
+	     j = (j + 1) & m->locations_mask)
+		if (m->locations[j].address == address)
 			break;
-	return &c->locations[j];
+	return &m->locations[j];
 }
 
-bool symbol_cache_lookup(SymbolCache *c, const char *key, uint64_t address,
-			 const SymbolFrame **ret_frames, size_t *ret_n)
+bool symbol_module_lookup(SymbolModule *m, uint64_t address, const SymbolFrame **ret_frames,
+			  size_t *ret_n)
 {
 	const Location *l;
-	bool found;
+	bool found = false;
 
-	pthread_mutex_lock(&c->lock);
-	l = location_slot(c, key, address);
-	found = l->key != NULL;
-	if (found) {
-		*ret_frames = l->frames;
-		*ret_n = l->n_frames;
+	pthread_mutex_lock(&m->cache->lock);
+	if (m->locations) {
+		l = location_slot(m, address);
+		found = l->frames != NULL;
+		if (found) {
+			*ret_frames = l->frames;
+			*ret_n = l->n_frames;
+		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&m->cache->lock);
 	return found;
 }
 
-static int locations_grow(SymbolCache *c)
+static int locations_grow(SymbolModule *m)
 {
-	size_t old_mask = c->locations_mask;
-	Location *old = c->locations;
+	size_t old_mask = m->locations_mask;
+	size_t mask = m->locations ? old_mask * 2 + 1 : 63;
+	Location *old = m->locations;
 
-	if ((c->n_locations + 1) * 2 <= old_mask + 1)
+	if (old && (m->n_locations + 1) * 2 <= old_mask + 1)
 		return 0;
-	c->locations = calloc((old_mask + 1) * 2, sizeof(Location));
-	if (!c->locations) {
-		c->locations = old;
+	m->locations = calloc(mask + 1, sizeof(Location));
+	if (!m->locations) {
+		m->locations = old;
 		return -ENOMEM;
 	}
-	c->locations_mask = old_mask * 2 + 1;
-	for (size_t i = 0; i <= old_mask; i++)
-		if (old[i].key)
-			*location_slot(c, old[i].key, old[i].address) = old[i];
+	m->locations_mask = mask;
+	for (size_t i = 0; old && i <= old_mask; i++)
+		if (old[i].frames)
+			*location_slot(m, old[i].address) = old[i];
 	free(old);
+	account(m, (ssize_t)((mask + 1 - (old ? old_mask + 1 : 0)) * sizeof(Location)));
 	return 0;
 }
 
-static int insert_locked(SymbolCache *c, const char *key, uint64_t address,
-			 const SymbolFrame *frames, size_t n, const SymbolFrame **ret_frames)
+static int insert_locked(SymbolModule *m, uint64_t address, const SymbolFrame *frames, size_t n,
+			 const SymbolFrame **ret_frames)
 {
 	SymbolFrame *copy;
 	Location *l;
 	int r;
 
-	r = locations_grow(c);
+	r = locations_grow(m);
 	if (r < 0)
 		return r;
-	l = location_slot(c, key, address);
-	if (l->key) {
+	l = location_slot(m, address);
+	if (l->frames) {
 		*ret_frames = l->frames;
 		return 0;
 	}
-	copy = arena_alloc(c, n * sizeof(SymbolFrame));
+	copy = arena_alloc(m, n * sizeof(SymbolFrame));
 	if (!copy)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		copy[i] = frames[i];
-		r = intern_locked(c, frames[i].function, &copy[i].function);
+		r = intern(m, frames[i].function, &copy[i].function);
 		if (r < 0)
 			return r;
 		if (frames[i].file) {
-			r = intern_locked(c, frames[i].file, &copy[i].file);
+			r = intern(m, frames[i].file, &copy[i].file);
 			if (r < 0)
 				return r;
 		}
 	}
 	/* interning may not have moved 'l': only the strings table grew */
-	*l = (Location){ .key = key, .address = address, .frames = copy, .n_frames = n };
-	c->n_locations++;
+	*l = (Location){ .address = address, .frames = copy, .n_frames = n };
+	m->n_locations++;
+	m->dirty = true;
+	m->cache->n_locations++;
 	*ret_frames = copy;
 	return 0;
 }
 
-int symbol_cache_insert(SymbolCache *c, const char *key, uint64_t address,
-			const SymbolFrame *frames, size_t n, const SymbolFrame **ret_frames)
+int symbol_module_insert(SymbolModule *m, uint64_t address, const SymbolFrame *frames, size_t n,
+			 const SymbolFrame **ret_frames)
 {
 	int r;
 
-	pthread_mutex_lock(&c->lock);
-	r = insert_locked(c, key, address, frames, n, ret_frames);
-	pthread_mutex_unlock(&c->lock);
+	if (n == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&m->cache->lock);
+	r = insert_locked(m, address, frames, n, ret_frames);
+	pthread_mutex_unlock(&m->cache->lock);
 	return r;
 }
 
-bool symbol_cache_test_and_mark_module(SymbolCache *c, const char *key)
+bool symbol_module_test_and_mark_seen(SymbolModule *m)
 {
-	bool seen = false;
-	size_t j;
+	bool seen;
 
-	pthread_mutex_lock(&c->lock);
-	if (pointer_set_grow(&c->modules, &c->modules_mask, c->n_modules, true) < 0)
-		goto out;
-	for (j = hash_finalize((uintptr_t)key) & c->modules_mask; c->modules[j];
-	     j = (j + 1) & c->modules_mask)
-		if (c->modules[j] == key) {
-			seen = true;
-			goto out;
-		}
-	c->modules[j] = key;
-	c->n_modules++;
-out:
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&m->cache->lock);
+	seen = m->seen;
+	m->seen = true;
+	m->dirty = m->dirty || !seen;
+	pthread_mutex_unlock(&m->cache->lock);
 	return seen;
 }
 
-int symbol_cache_kernel_symbols(SymbolCache *c, const KernelSymbols **ret)
+bool symbol_module_was_seen(SymbolModule *m)
+{
+	bool seen;
+
+	pthread_mutex_lock(&m->cache->lock);
+	seen = m->seen;
+	pthread_mutex_unlock(&m->cache->lock);
+	return seen;
+}
+
+const ModuleIdentity *symbol_module_identity(const SymbolModule *m)
+{
+	return &m->id;
+}
+
+int symbol_module_foreach_location(SymbolModule *m, SymbolLocationFn fn, void *userdata)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&m->cache->lock);
+	for (size_t i = 0; m->locations && i <= m->locations_mask && r >= 0; i++)
+		if (m->locations[i].frames)
+			r = fn(userdata, m->locations[i].address, m->locations[i].frames,
+			       m->locations[i].n_frames);
+	pthread_mutex_unlock(&m->cache->lock);
+	return r;
+}
+
+const CfiTable *symbol_module_get_cfi(SymbolModule *m)
+{
+	return __atomic_load_n(&m->cfi, __ATOMIC_ACQUIRE);
+}
+
+const CfiTable *symbol_module_set_cfi(SymbolModule *m, CfiTable *table)
+{
+	const CfiTable *kept;
+
+	pthread_mutex_lock(&m->cache->lock);
+	kept = m->cfi;
+	if (!kept) {
+		account(m, (ssize_t)cfi_table_bytes(table));
+		__atomic_store_n(&m->cfi, table, __ATOMIC_RELEASE);
+		m->dirty = true;
+		kept = table;
+		table = NULL;
+		trim(m->cache);
+	}
+	pthread_mutex_unlock(&m->cache->lock);
+	cfi_table_free(table);
+	return kept;
+}
+
+int symbol_cache_kernel_symbols(SymbolCache *c, const TargetFileOpener *files,
+				const KernelSymbols **ret)
 {
 	int r = 0;
 
@@ -309,7 +649,7 @@ int symbol_cache_kernel_symbols(SymbolCache *c, const KernelSymbols **ret)
 	if (c->kernel_error)
 		r = c->kernel_error;
 	else if (!c->kernel)
-		r = c->kernel_error = kernel_symbols_load(NULL, &c->kernel);
+		r = c->kernel_error = kernel_symbols_load_running(files, &c->kernel);
 	if (r >= 0)
 		*ret = c->kernel;
 	pthread_mutex_unlock(&c->lock);
@@ -322,9 +662,11 @@ void symbol_cache_get_stats(SymbolCache *c, SymbolCacheStats *ret)
 	*ret = (SymbolCacheStats){
 		.locations = c->n_locations,
 		.modules = c->n_modules,
-		.bytes = c->arena_bytes +
-			 (c->strings_mask + 1 + c->modules_mask + 1) * sizeof(char *) +
-			 (c->locations_mask + 1) * sizeof(Location),
+		.pinned_modules = c->n_pinned,
+		.evicted_modules = c->n_evicted,
+		.loaded_modules = c->n_loaded,
+		.saved_modules = c->n_saved,
+		.bytes = c->bytes + (c->buckets_mask + 1) * sizeof(SymbolModule *),
 	};
 	pthread_mutex_unlock(&c->lock);
 }

@@ -189,7 +189,7 @@ static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, ModuleInfo *info
 		frame_builder_add(b, symbol, file, lineno, false);
 }
 
-int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
+int symbolize_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 		      const SymbolFrame **ret_frames, size_t *ret_n)
 {
 	uint64_t rel = addr - info->bias;
@@ -200,7 +200,7 @@ int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, ModuleInfo *info, ui
 	GElf_Sym sym;
 	int r;
 
-	if (symbol_cache_lookup(cache, info->key, rel, ret_frames, ret_n))
+	if (symbol_module_lookup(info->module, rel, ret_frames, ret_n))
 		return 0;
 	symbol = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
 	/* "memcpy@@GLIBC_2.14": the version is not part of the name, as in perf */
@@ -213,7 +213,7 @@ int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, ModuleInfo *info, ui
 	add_dwarf_frames(&b, mod, info, addr, symbol);
 	if (b.n == 0)
 		return -ENOENT;
-	r = symbol_cache_insert(cache, info->key, rel, b.frames, b.n, ret_frames);
+	r = symbol_module_insert(info->module, rel, b.frames, b.n, ret_frames);
 	if (r >= 0)
 		*ret_n = b.n;
 	frame_builder_done(&b);

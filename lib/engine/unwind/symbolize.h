@@ -20,9 +20,9 @@
 #define SYMBOLIZE_MAX_INLINE 32
 
 /*
- * The frames at absolute address 'addr' of 'mod', from 'cache' or computed
- * and stored there. Returns 0, or -ENOENT when neither symbols nor DWARF
- * name it.
+ * The frames at absolute address 'addr' of 'mod', from its SymbolModule or
+ * computed and stored there (valid while info->module is pinned). Returns 0,
+ * or -ENOENT when neither symbols nor DWARF name it.
  */
-int symbolize_address(SymbolCache *cache, Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
+int symbolize_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 		      const SymbolFrame **ret_frames, size_t *ret_n);

@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "unwinder-pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "atomic-file.h"
+#include "cleanup.h"
+#include "log.h"
+#include "time-util.h"
+#include "unwinder-spawn.h"
+#include "unwinder/unwinder-protocol.h"
+
+/* How often hangs and idle unwinders are looked for. */
+#define WATCHDOG_USEC (500ULL * 1000ULL)
+
+typedef struct Helper Helper;
+
+typedef struct Attachment {
+	struct Attachment *next;
+	uint64_t id;
+	Helper *helper;
+	Collector *collector;
+	UnwinderDoneFn done;
+	void *userdata;
+} Attachment;
+
+struct Helper {
+	struct Helper *next;
+	UnwinderPool *pool;
+	uid_t uid;
+	pid_t pid;
+	int pidfd, sock;
+	sd_event_source *sock_source, *pid_source;
+	uint64_t last_heard; /* CLOCK_MONOTONIC usec of its last message */
+	uint64_t idle_since; /* CLOCK_MONOTONIC usec its last session ended; 0 while it has one */
+	unsigned n_attached;
+};
+
+struct UnwinderPool {
+	sd_event *event;
+	UnwinderPoolOptions options;
+	char *path;
+	Helper *helpers;
+	Attachment *attachments;
+	uint64_t next_id;
+	sd_event_source *watchdog;
+};
+
+static uint64_t now_usec(void)
+{
+	return clock_nanos(CLOCK_MONOTONIC) / 1000;
+}
+
+static Attachment *find_attachment(UnwinderPool *p, uint64_t id, Attachment ***ret_link)
+{
+	for (Attachment **l = &p->attachments; *l; l = &(*l)->next)
+		if ((*l)->id == id) {
+			if (ret_link)
+				*ret_link = l;
+			return *l;
+		}
+	return NULL;
+}
+
+/* Unlink and free an attachment; its 'done' has run or will not. */
+static void attachment_remove(UnwinderPool *p, Attachment *a)
+{
+	Attachment **link;
+
+	if (find_attachment(p, a->id, &link))
+		*link = a->next;
+	if (--a->helper->n_attached == 0)
+		a->helper->idle_since = now_usec();
+	free(a);
+}
+
+/* End an attachment: the collector hears it, then whoever attached it. */
+static void attachment_end(UnwinderPool *p, Attachment *a, const UnwinderStats *stats, int fd,
+			   int error, const char *why)
+{
+	ProfileBuilderStats s = {};
+	UnwinderDoneFn done = a->done;
+	void *userdata = a->userdata;
+	int r;
+
+	if (stats)
+		s = (ProfileBuilderStats){ .samples = stats->samples,
+					   .unwind_failures = stats->unwind_failures,
+					   .truncated_stacks = stats->truncated_stacks };
+	r = collector_consumer_done(a->collector, stats ? &s : NULL, stats ? stats->cpu_nanos : 0,
+				    stats && stats->warm, error);
+	if (r == -EBADMSG) {
+		why = "the unwinder reported more samples than it was given";
+		fd = safe_close(fd);
+		error = r;
+	}
+	attachment_remove(p, a);
+	done(userdata, fd, error, why);
+}
+
+static void helper_free(Helper *h)
+{
+	siginfo_t info;
+
+	if (!h)
+		return;
+	sd_event_source_disable_unref(h->sock_source);
+	sd_event_source_disable_unref(h->pid_source);
+	safe_close(h->sock);
+	if (h->pidfd >= 0) {
+		/* our own child, same uid: no CAP_KILL needed; reaped here, it is gone at once */
+		(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+		(void)waitid(P_PIDFD, (id_t)h->pidfd, &info, WEXITED);
+		safe_close(h->pidfd);
+	}
+	free(h);
+}
+
+/* The unwinder of a uid failed: every session it had fails with 'why'; it goes. */
+static void helper_fail(Helper *h, int error, const char *why)
+{
+	UnwinderPool *p = h->pool;
+
+	for (Helper **l = &p->helpers; *l; l = &(*l)->next)
+		if (*l == h) {
+			*l = h->next;
+			break;
+		}
+	for (Attachment *a = p->attachments, *next; a; a = next) {
+		next = a->next;
+		if (a->helper == h)
+			attachment_end(p, a, NULL, -1, error, why);
+	}
+	if (why)
+		log_warning("unwinder of uid %u (pid %d): %s", (unsigned)h->uid, (int)h->pid, why);
+	helper_free(h);
+}
+
+static Attachment *find_helper_attachment(Helper *h, uint64_t id)
+{
+	Attachment *a = find_attachment(h->pool, id, NULL);
+
+	return a && a->helper == h ? a : NULL;
+}
+
+static int serve_file_request(Helper *h, const UnwinderFileRequest *m)
+{
+	UnwinderFileReply reply = { .type = UNWINDER_FILE_REPLY, .cookie = m->cookie };
+	Attachment *a = find_helper_attachment(h, m->session);
+	int fd = a ? collector_open_target_file(a->collector, &m->request) : -ENOENT;
+	int r;
+
+	reply.error = fd < 0 ? fd : 0;
+	r = unwinder_send(h->sock, &reply, sizeof(reply), &fd, fd >= 0);
+	safe_close(fd);
+	return r;
+}
+
+/*
+ * A descriptor an unwinder hands over is read on the loop: only a memfd will
+ * do (a file on a FUSE mount it was given could block the read forever).
+ */
+static bool is_memfd(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_GET_SEALS) >= 0;
+}
+
+/* The name of a module file: lower-case hex, as the symbol cache makes it (never a path). */
+static bool store_name_valid(const char *name)
+{
+	size_t n = strnlen(name, UNWINDER_STORE_NAME_MAX);
+
+	if (n == 0 || n >= SYMBOL_FILE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* The store keeps the module files of scope = the unwinder's uid; nothing else of the id is read. */
+static ModuleIdentity store_scope(const Helper *h)
+{
+	return (ModuleIdentity){ .scope = (uint32_t)h->uid };
+}
+
+/* STORE_LOAD: a copy of the file in a memfd (the store's own descriptor never leaves profd). */
+static int serve_store_load(Helper *h, const UnwinderStoreFile *m)
+{
+	const SymbolCacheStore *store = h->pool->options.store;
+	UnwinderFileReply reply = { .type = UNWINDER_FILE_REPLY, .cookie = m->cookie };
+	ModuleIdentity id = store_scope(h);
+	_cleanup_free_ void *data = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t size = 0;
+	int r;
+
+	r = store ? store->load(store->userdata, &id, m->name, &data, &size) : -ENOENT;
+	if (r >= 0 && size > UNWINDER_STORE_FILE_MAX)
+		r = -EFBIG;
+	if (r >= 0)
+		r = fd = memfd_create("profd-symbols", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 && r >= 0)
+		r = negative_errno();
+	if (r >= 0)
+		r = write_all(fd, data, size);
+	if (r >= 0 && (lseek(fd, 0, SEEK_SET) < 0 ||
+		       fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0))
+		r = negative_errno();
+	reply.error = r < 0 ? r : 0;
+	return unwinder_send(h->sock, &reply, sizeof(reply), &fd, r >= 0);
+}
+
+/* STORE_SAVE: the unwinder's module file, into its own uid's directory (the store caps it). */
+static int serve_store_save(Helper *h, const UnwinderStoreFile *m, int fd)
+{
+	const SymbolCacheStore *store = h->pool->options.store;
+	ModuleIdentity id = store_scope(h);
+	_cleanup_free_ char *data = NULL;
+	size_t size;
+
+	if (fd < 0 || !is_memfd(fd))
+		return -EBADMSG;
+	if (!store || lseek(fd, 0, SEEK_SET) < 0 ||
+	    read_fd_full(fd, UNWINDER_STORE_FILE_MAX, &data, &size) < 0)
+		return 0; /* not kept: the next session is cold, nothing else */
+	(void)store->save(store->userdata, &id, m->name, data, size);
+	return 0;
+}
+
+/* One message of an unwinder; < 0: it broke the protocol. */
+static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWINDER_FDS_MAX])
+{
+	_cleanup_close_ int fd = fds[0], extra = fds[1];
+	UnwinderFileRequest request;
+	UnwinderStoreFile store;
+	UnwinderStats stats;
+	Attachment *a;
+	uint32_t type;
+
+	if (size < sizeof(type))
+		return -EBADMSG;
+	memcpy(&type, buf, sizeof(type));
+	switch (type) {
+	case UNWINDER_FILE_REQUEST:
+		if (size != sizeof(request) || fd >= 0)
+			return -EBADMSG;
+		memcpy(&request, buf, sizeof(request));
+		return serve_file_request(h, &request);
+	case UNWINDER_PROGRESS:
+	case UNWINDER_RESULT:
+		if (size != sizeof(stats) || extra >= 0 || (type == UNWINDER_PROGRESS && fd >= 0))
+			return -EBADMSG;
+		memcpy(&stats, buf, sizeof(stats));
+		a = find_helper_attachment(h, stats.session);
+		if (!a)
+			return 0; /* a session detached meanwhile */
+		if (type == UNWINDER_PROGRESS) {
+			collector_consumer_progress(a->collector,
+						    &(ProfileBuilderStats){
+							    .samples = stats.samples,
+							    .unwind_failures = stats.unwind_failures,
+							    .truncated_stacks = stats.truncated_stacks },
+						    stats.cpu_nanos);
+			return 0;
+		}
+		if (stats.error == 0 && (fd < 0 || !is_memfd(fd)))
+			return -EBADMSG;
+		if (stats.error > 0)
+			return -EBADMSG;
+		attachment_end(h->pool, a, &stats, stats.error < 0 ? -1 : TAKE_FD(fd),
+			       stats.error < 0 ? stats.error : 0,
+			       stats.error < 0 ? "failed" : NULL);
+		return 0;
+	case UNWINDER_STORE_LOAD:
+	case UNWINDER_STORE_SAVE:
+		if (size != sizeof(store) || extra >= 0 || (type == UNWINDER_STORE_LOAD && fd >= 0))
+			return -EBADMSG;
+		memcpy(&store, buf, sizeof(store));
+		if (!store_name_valid(store.name))
+			return -EBADMSG;
+		if (type == UNWINDER_STORE_LOAD)
+			return serve_store_load(h, &store);
+		return serve_store_save(h, &store, fd);
+	case UNWINDER_PROBE_REPLY:
+		return 0; /* only tests probe */
+	default:
+		return -EBADMSG;
+	}
+}
+
+static int on_helper_message(sd_event_source *source, int sock, uint32_t revents, void *userdata)
+{
+	Helper *h = userdata;
+
+	for (;;) {
+		uint8_t buf[UNWINDER_MESSAGE_MAX];
+		int fds[UNWINDER_FDS_MAX];
+		ssize_t n = unwinder_recv(sock, buf, MSG_DONTWAIT, fds);
+		int r;
+
+		if (n == -EAGAIN)
+			return 0;
+		if (n == 0) {
+			/* it is gone: its exit status comes on the pidfd; stop listening meanwhile */
+			h->sock_source = sd_event_source_disable_unref(h->sock_source);
+			return 0;
+		}
+		r = n < 0 ? (int)n : helper_message(h, buf, (size_t)n, fds);
+		if (r < 0) {
+			helper_fail(h, -EPROTO, "said something impossible; killed");
+			return 0;
+		}
+		h->last_heard = now_usec();
+	}
+}
+
+static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, void *userdata)
+{
+	Helper *h = userdata;
+	siginfo_t info = {};
+	char why[96];
+
+	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0)
+		return 0;
+	h->pidfd = safe_close(h->pidfd);
+	if (info.si_code == CLD_EXITED)
+		snprintf(why, sizeof(why), "exited with status %d", info.si_status);
+	else
+		snprintf(why, sizeof(why), "killed by signal %d (%s)", info.si_status,
+			 strsignal(info.si_status));
+	helper_fail(h, -ECONNRESET, h->n_attached > 0 ? why : NULL);
+	return 0;
+}
+
+/*
+ * An unwinder that has work and has said nothing for the timeout hangs: it
+ * goes. One without work for the idle time goes too, with its caches: a user
+ * who profiles nothing costs nothing.
+ */
+static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	UnwinderPool *p = userdata;
+	uint64_t now = now_usec();
+
+	for (Helper *h = p->helpers, *next; h; h = next) {
+		next = h->next;
+		if (h->n_attached > 0 && now - h->last_heard > p->options.timeout_usec)
+			helper_fail(h, -ETIMEDOUT, "did not answer in time; killed");
+		else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
+			helper_fail(h, 0, NULL);
+	}
+	/* no unwinder, nothing to watch: no wakeups while profd is idle */
+	if (!p->helpers)
+		return sd_event_source_set_enabled(source, SD_EVENT_OFF);
+	return sd_event_source_set_time_relative(source, WATCHDOG_USEC);
+}
+
+static int helper_start(UnwinderPool *p, uid_t uid, Helper **ret)
+{
+	Helper *h = calloc(1, sizeof(*h));
+	int r;
+
+	if (!h)
+		return -ENOMEM;
+	h->pool = p;
+	h->uid = uid;
+	r = unwinder_spawn(p->path, p->options.memory_bytes, &h->pid, &h->pidfd, &h->sock);
+	if (r < 0) {
+		free(h);
+		return r;
+	}
+	if (fcntl(h->sock, F_SETFL, O_NONBLOCK) < 0)
+		r = negative_errno();
+	if (r == 0)
+		r = sd_event_add_io(p->event, &h->sock_source, h->sock, EPOLLIN, on_helper_message, h);
+	if (r == 0)
+		r = sd_event_add_io(p->event, &h->pid_source, h->pidfd, EPOLLIN, on_helper_exit, h);
+	if (r < 0) {
+		helper_free(h);
+		return r;
+	}
+	h->last_heard = now_usec();
+	h->next = p->helpers;
+	p->helpers = h;
+	if (sd_event_source_set_time_relative(p->watchdog, WATCHDOG_USEC) >= 0)
+		(void)sd_event_source_set_enabled(p->watchdog, SD_EVENT_ON);
+	log_info("started the unwinder of uid %u (pid %d)", (unsigned)uid, (int)h->pid);
+	*ret = h;
+	return 0;
+}
+
+static int helper_get(UnwinderPool *p, uid_t uid, Helper **ret)
+{
+	for (Helper *h = p->helpers; h; h = h->next)
+		if (h->uid == uid && h->sock_source) {
+			*ret = h;
+			return 0;
+		}
+	return helper_start(p, uid, ret);
+}
+
+int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Collector *collector,
+			 UnwinderDoneFn done, void *userdata, uint64_t *ret_id)
+{
+	const PerfRecordFormat *format = collector_get_format(collector);
+	UnwinderSessionStart m = {
+		.type = UNWINDER_SESSION_START,
+		.flags = (info->dwarf ? UNWINDER_MODE_DWARF : 0) | (info->kernel ? UNWINDER_KERNEL : 0),
+		.pid = info->pid,
+		.ns_pid = target_namespace_pid(info->pid),
+		.owner = info->owner,
+		.sample_id_all = format->sample_id_all,
+		.sample_type = format->sample_type,
+		.sample_regs_user = format->sample_regs_user,
+	};
+	SamplingMetrics metrics;
+	Attachment *a;
+	Helper *h;
+	int fds[2], r;
+
+	r = collector_get_backlog(collector, &fds[0], &fds[1]);
+	if (r < 0)
+		return r;
+	collector_get_metrics(collector, &metrics);
+	m.period_nanos = metrics.period_nanos;
+	r = helper_get(p, info->owner, &h);
+	if (r < 0)
+		return r;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*a = (Attachment){ .id = ++p->next_id, .helper = h, .collector = collector, .done = done,
+			   .userdata = userdata };
+	m.session = a->id;
+	r = unwinder_send(h->sock, &m, sizeof(m), fds, 2);
+	if (r < 0) {
+		free(a);
+		helper_fail(h, r, "cannot reach it; killed");
+		return r;
+	}
+	if (h->n_attached == 0)
+		h->last_heard = now_usec(); /* the clock starts with its first work */
+	h->n_attached++;
+	h->idle_since = 0;
+	a->next = p->attachments;
+	p->attachments = a;
+	*ret_id = a->id;
+	return 0;
+}
+
+void unwinder_pool_detach(UnwinderPool *p, uint64_t id)
+{
+	Attachment *a = find_attachment(p, id, NULL);
+	UnwinderSessionCancel m = { .type = UNWINDER_SESSION_CANCEL, .session = id };
+
+	if (!a)
+		return;
+	(void)unwinder_send(a->helper->sock, &m, sizeof(m), NULL, 0);
+	attachment_remove(p, a);
+}
+
+pid_t unwinder_pool_get_pid(UnwinderPool *p, uid_t owner)
+{
+	for (Helper *h = p->helpers; h; h = h->next)
+		if (h->uid == owner)
+			return h->pid;
+	return 0;
+}
+
+int unwinder_pool_new(sd_event *event, const UnwinderPoolOptions *options, UnwinderPool **ret)
+{
+	UnwinderPool *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	p->event = sd_event_ref(event);
+	p->options = *options;
+	p->path = strdup(options->path);
+	if (!p->path) {
+		unwinder_pool_free(p);
+		return -ENOMEM;
+	}
+	r = sd_event_add_time_relative(event, &p->watchdog, CLOCK_MONOTONIC, WATCHDOG_USEC, 0,
+				       on_watchdog, p);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(p->watchdog, SD_EVENT_OFF);
+	if (r < 0) {
+		unwinder_pool_free(p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}
+
+UnwinderPool *unwinder_pool_free(UnwinderPool *p)
+{
+	if (!p)
+		return NULL;
+	while (p->helpers)
+		helper_fail(p->helpers, -ECANCELED, NULL);
+	sd_event_source_disable_unref(p->watchdog);
+	sd_event_unref(p->event);
+	free(p->path);
+	free(p);
+	return NULL;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * profd's side of the sandboxed unwinders (DESIGN.md §8): one profd-unwinder
+ * per caller uid, started on demand with every capability dropped and
+ * NO_NEW_PRIVS (it then installs its own seccomp filter and Landlock domain),
+ * under an address-space limit. A session's collector hands its backlog to
+ * the unwinder of its owner; profd serves the unwinder's file requests for
+ * that session's target only (collector_open_target_file()), and takes its
+ * counters and its profile (a memfd) as claims to check, never as facts.
+ *
+ * An unwinder that crashes, hits its memory limit, says something impossible
+ * or shows no sign of life for the configured time while it has work fails
+ * only the sessions of its uid in flight; it is killed if needed and a new
+ * one is started for the next session. Other users' unwinders never notice.
+ * Everything here runs on the event loop.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "collector.h"
+#include "symbol-cache.h"
+
+typedef struct UnwinderPool UnwinderPool;
+
+typedef struct UnwinderPoolOptions {
+	const char *path;       /* the profd-unwinder program */
+	uint64_t timeout_usec;  /* no message from an unwinder with work for this long: it hangs */
+	uint64_t memory_bytes;  /* its RLIMIT_AS; 0 = none */
+	uint64_t idle_usec;     /* an unwinder without sessions this long goes (its caches too) */
+	/* the symbol cache on disk (symbol-store.h): each unwinder loads and saves only files of
+	 * its own uid's directory, whatever it asks; NULL: none. Must outlive the pool. */
+	const SymbolCacheStore *store;
+} UnwinderPoolOptions;
+
+/*
+ * The unwinder ended a session: 'profile_fd' (taken over; -1 on error) holds
+ * its profile file, unchecked. collector_consumer_done() was called already.
+ */
+typedef void (*UnwinderDoneFn)(void *userdata, int profile_fd, int error, const char *why);
+
+int unwinder_pool_new(sd_event *event, const UnwinderPoolOptions *options, UnwinderPool **ret);
+UnwinderPool *unwinder_pool_free(UnwinderPool *p);
+
+typedef struct UnwinderSessionInfo {
+	uid_t owner;
+	uint32_t pid;    /* the target */
+	bool dwarf;      /* perf-dwarf (else the FP callchain) */
+	bool kernel;     /* kernel frames (and kallsyms) for this caller */
+} UnwinderSessionInfo;
+
+/*
+ * Hand the started 'collector' (unwind_elsewhere) to the unwinder of
+ * info->owner, starting one if needed; 'done' runs once, on the loop. The
+ * collector must outlive the attachment: unwinder_pool_detach() before
+ * freeing it while it is attached. *ret_id names the attachment.
+ */
+int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Collector *collector,
+			 UnwinderDoneFn done, void *userdata, uint64_t *ret_id);
+/* Forget an attachment ('done' will not run); the unwinder drops the session. */
+void unwinder_pool_detach(UnwinderPool *p, uint64_t id);
+
+/* The unwinder process of 'owner', or 0 when none runs (for status and tests). */
+pid_t unwinder_pool_get_pid(UnwinderPool *p, uid_t owner);

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "backlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+#define BACKLOG_MAGIC 0x676f6c6b63616250ULL /* "Pbacklog" */
+#define BACKLOG_MAX_BYTES (1ULL << 32)
+
+/* The memfd's first page; each side writes only its own fields. */
+typedef struct BacklogControl {
+	uint64_t magic;
+	uint64_t data_size;
+	_Atomic uint64_t head;      /* producer: bytes ever written */
+	_Atomic uint64_t watermark; /* producer */
+	_Atomic uint64_t cutoff;    /* producer, before closed */
+	_Atomic uint32_t closed;    /* producer */
+	uint64_t start_mono, start_unix; /* producer, before started */
+	_Atomic uint32_t started;   /* producer */
+	uint8_t pad[64];            /* the consumer's field on a cache line of its own */
+	_Atomic uint64_t tail;      /* consumer: bytes ever consumed */
+} BacklogControl;
+
+struct Backlog {
+	int memfd, eventfd;
+	BacklogControl *control;
+	size_t page;
+	uint8_t *data; /* data_size bytes, mapped twice in a row */
+	uint64_t data_size;
+	uint64_t head, tail; /* our own copies: the shared ones are only published */
+	uint64_t peek_size;
+	uint64_t peak;
+};
+
+Backlog *backlog_free(Backlog *b)
+{
+	if (!b)
+		return NULL;
+	if (b->data)
+		munmap(b->data, 2 * b->data_size);
+	if (b->control)
+		munmap(b->control, b->page);
+	safe_close(b->memfd);
+	safe_close(b->eventfd);
+	free(b);
+	return NULL;
+}
+
+void backlog_freep(Backlog **b)
+{
+	backlog_free(*b);
+}
+
+/* The control page, and the data area twice in a row in one reserved range. */
+static int backlog_map(Backlog *b)
+{
+	uint8_t *base;
+
+	b->control = mmap(NULL, b->page, PROT_READ | PROT_WRITE, MAP_SHARED, b->memfd, 0);
+	if (b->control == MAP_FAILED) {
+		b->control = NULL;
+		return negative_errno();
+	}
+	base = mmap(NULL, 2 * b->data_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return negative_errno();
+	b->data = base;
+	for (int i = 0; i < 2; i++)
+		if (mmap(base + i * b->data_size, b->data_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, b->memfd, (off_t)b->page) == MAP_FAILED)
+			return negative_errno();
+	return 0;
+}
+
+int backlog_new(uint64_t bytes, Backlog **ret)
+{
+	_cleanup_(backlog_freep) Backlog *b = calloc(1, sizeof(*b));
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	b->memfd = b->eventfd = -1;
+	b->page = (size_t)sysconf(_SC_PAGESIZE);
+	if (bytes < BACKLOG_MIN_BYTES)
+		bytes = BACKLOG_MIN_BYTES;
+	if (bytes > BACKLOG_MAX_BYTES)
+		return -E2BIG;
+	b->data_size = (bytes + b->page - 1) / b->page * b->page;
+
+	b->memfd = memfd_create("profd-backlog", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (b->memfd < 0)
+		return negative_errno();
+	if (ftruncate(b->memfd, (off_t)(b->page + b->data_size)) < 0)
+		return negative_errno();
+	/* a consumer elsewhere must not make our mappings fault by shrinking it */
+	if (fcntl(b->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		return negative_errno();
+	b->eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->eventfd < 0)
+		return negative_errno();
+	r = backlog_map(b);
+	if (r < 0)
+		return r;
+	b->control->magic = BACKLOG_MAGIC;
+	b->control->data_size = b->data_size;
+	atomic_store(&b->control->watermark, UINT64_MAX);
+	*ret = TAKE_PTR(b);
+	return 0;
+}
+
+int backlog_attach(int memfd, int eventfd, Backlog **ret)
+{
+	_cleanup_(backlog_freep) Backlog *b = calloc(1, sizeof(*b));
+	struct stat st;
+	int seals, r;
+
+	if (!b) {
+		safe_close(memfd);
+		safe_close(eventfd);
+		return -ENOMEM;
+	}
+	b->memfd = memfd;
+	b->eventfd = eventfd;
+	b->page = (size_t)sysconf(_SC_PAGESIZE);
+	if (fstat(memfd, &st) < 0)
+		return negative_errno();
+	seals = fcntl(memfd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || (uint64_t)st.st_size <= b->page ||
+	    (uint64_t)st.st_size > b->page + BACKLOG_MAX_BYTES ||
+	    ((uint64_t)st.st_size - b->page) % b->page != 0)
+		return -EBADMSG;
+	b->data_size = (uint64_t)st.st_size - b->page;
+	r = backlog_map(b);
+	if (r < 0)
+		return r;
+	if (b->control->magic != BACKLOG_MAGIC || b->control->data_size != b->data_size)
+		return -EBADMSG;
+	b->tail = atomic_load_explicit(&b->control->tail, memory_order_acquire);
+	*ret = TAKE_PTR(b);
+	return 0;
+}
+
+int backlog_get_memfd(const Backlog *b)
+{
+	return b->memfd;
+}
+
+int backlog_get_eventfd(const Backlog *b)
+{
+	return b->eventfd;
+}
+
+uint64_t backlog_get_size(const Backlog *b)
+{
+	return b->data_size;
+}
+
+int backlog_push(Backlog *b, const struct perf_event_header *rec, uint64_t limit)
+{
+	uint64_t tail = atomic_load_explicit(&b->control->tail, memory_order_acquire);
+	uint64_t used;
+
+	/* the consumer only moves forward, and never past what we wrote */
+	if (tail < b->tail || tail > b->head)
+		return -EBADMSG;
+	b->tail = tail;
+	used = b->head - tail;
+	if (limit > b->data_size)
+		limit = b->data_size;
+	if (rec->size < sizeof(*rec) || rec->size % 8 != 0)
+		return -EINVAL;
+	if (used + rec->size > limit)
+		return -ENOBUFS;
+	memcpy(b->data + b->head % b->data_size, rec, rec->size);
+	b->head += rec->size;
+	if (used + rec->size > b->peak)
+		b->peak = used + rec->size;
+	atomic_store_explicit(&b->control->head, b->head, memory_order_release);
+	return 0;
+}
+
+void backlog_set_watermark(Backlog *b, uint64_t time)
+{
+	atomic_store_explicit(&b->control->watermark, time, memory_order_release);
+}
+
+void backlog_notify(Backlog *b)
+{
+	uint64_t one = 1;
+
+	/* only fails when the counter would overflow: the consumer is awake then anyway */
+	(void)!write(b->eventfd, &one, sizeof(one));
+}
+
+void backlog_close(Backlog *b, uint64_t cutoff)
+{
+	atomic_store_explicit(&b->control->cutoff, cutoff, memory_order_relaxed);
+	atomic_store_explicit(&b->control->closed, 1, memory_order_release);
+	backlog_notify(b);
+}
+
+void backlog_set_start(Backlog *b, uint64_t mono, uint64_t unix_nanos)
+{
+	b->control->start_mono = mono;
+	b->control->start_unix = unix_nanos;
+	atomic_store_explicit(&b->control->started, 1, memory_order_release);
+}
+
+bool backlog_get_start(const Backlog *b, uint64_t *ret_mono, uint64_t *ret_unix)
+{
+	if (!atomic_load_explicit(&b->control->started, memory_order_acquire))
+		return false;
+	*ret_mono = b->control->start_mono;
+	*ret_unix = b->control->start_unix;
+	return true;
+}
+
+uint64_t backlog_get_peak(const Backlog *b)
+{
+	return b->peak;
+}
+
+int backlog_peek(Backlog *b, const struct perf_event_header **ret)
+{
+	uint64_t head = atomic_load_explicit(&b->control->head, memory_order_acquire);
+	const struct perf_event_header *rec;
+	uint64_t avail;
+
+	if (head < b->tail || head - b->tail > b->data_size)
+		return -EBADMSG;
+	avail = head - b->tail;
+	if (avail == 0)
+		return 0;
+	rec = (const struct perf_event_header *)(b->data + b->tail % b->data_size);
+	b->peek_size = rec->size;
+	if (b->peek_size < sizeof(*rec) || b->peek_size % 8 != 0 || b->peek_size > avail)
+		return -EBADMSG;
+	*ret = rec;
+	return 1;
+}
+
+void backlog_consume(Backlog *b)
+{
+	/* the size checked by peek, whatever the record says now */
+	b->tail += b->peek_size;
+	b->peek_size = 0;
+	atomic_store_explicit(&b->control->tail, b->tail, memory_order_release);
+}
+
+uint64_t backlog_get_watermark(const Backlog *b)
+{
+	return atomic_load_explicit(&b->control->watermark, memory_order_acquire);
+}
+
+bool backlog_is_closed(const Backlog *b, uint64_t *ret_cutoff)
+{
+	if (!atomic_load_explicit(&b->control->closed, memory_order_acquire))
+		return false;
+	if (ret_cutoff)
+		*ret_cutoff = atomic_load_explicit(&b->control->cutoff, memory_order_relaxed);
+	return true;
+}
+
+int backlog_wait(Backlog *b, int timeout_ms)
+{
+	struct pollfd p = { .fd = b->eventfd, .events = POLLIN };
+	uint64_t v;
+	int n;
+
+	n = poll(&p, 1, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : negative_errno();
+	if (n > 0)
+		(void)!read(b->eventfd, &v, sizeof(v));
+	return 0;
+}

@@ -1,0 +1,810 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "collector.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend-choice.h"
+#include "backlog-consumer.h"
+#include "backlog.h"
+#include "bpf-sampler.h"
+#include "cleanup.h"
+#include "perf-event.h"
+#include "process-resolvers.h"
+#include "profile-builder.h"
+#include "target-file-cache.h"
+#include "recorded-files.h"
+#include "time-util.h"
+
+/* The default cap absorbs a one-second unwind stall at this rate on every CPU. */
+#define BACKLOG_DEFAULT_HZ 999U
+/* Records the unwinder must not miss (mappings, names) may use this last part; samples not. */
+#define BACKLOG_RESERVE_DIVISOR 16
+
+struct Collector {
+	SamplingSession *session;
+	StackResolver *resolver;
+	/* without a caller's opener: the target's files, opened as it maps them (drain thread) */
+	TargetFileCache *file_cache;
+	TargetFileOpener file_opener;
+	/* a multi-process target: a resolver per process, opening files as the records say */
+	ProcessResolvers *resolvers;
+	RecordedFiles files;
+	TargetFileOpener opener;
+	/* the bpf backend: the sampler names its own stacks at the end, no backlog or builder */
+	BpfSampler *bpf;
+	SamplingTarget *own_target; /* bpf of one process: its target */
+	const char *backend_reason;
+	TargetFilePolicy file_policy; /* the cache's: kernel symbols only with kernel frames */
+	ProfileBuilder *builder;      /* NULL when the backlog is consumed elsewhere */
+	BacklogConsumer *consumer;
+	Backlog *backlog;
+	bool elsewhere;               /* consumed by another process (collector_consumer_done()) */
+	PerfRecordFormat format;
+	uint64_t sample_limit; /* samples may fill the backlog up to here */
+	CollectorCheckFn check;
+	void *check_userdata;
+	int done_fd;           /* eventfd: written once, when everything is final */
+	uint64_t setup_cpu_nanos;
+
+	pthread_t drain_thread, unwind_thread;
+	bool have_drain_thread, have_unwind_thread, joined;
+
+	pthread_mutex_t lock; /* everything below */
+	pthread_cond_t wake_drain;
+	bool start_requested, quit;
+	uint64_t start_mono, start_unix;
+	SamplingMetrics drained;   /* the session's metrics after the latest drain */
+	ProfileBuilderStats built; /* the builder's, after the latest batch */
+	uint64_t drain_cpu_nanos, unwind_cpu_nanos, backlog_peak;
+	uint64_t samples_after_cutoff;
+	uint64_t cutoff_duration_nanos; /* with a cut-off: the window kept */
+	uint64_t samples_pushed;        /* drained into the backlog: what a consumer may report at most */
+	bool cut_off, drain_done, consumer_done, finished;
+	bool consumer_warm; /* a consumer elsewhere: its resolver knew the executable */
+	int error;
+};
+
+int collector_default_max_backlog(uint64_t *ret)
+{
+	PerfEventConfig config = { .dwarf = true, .stack_bytes = SAMPLING_DEFAULT_STACK_BYTES };
+	_cleanup_free_ int *cpus = NULL;
+	size_t n;
+	int r;
+
+	r = perf_online_cpus(&cpus, &n);
+	if (r < 0)
+		return r;
+	*ret = (uint64_t)BACKLOG_DEFAULT_HZ * n * perf_event_max_sample_size(&config);
+	return 0;
+}
+
+static void collector_set_error_locked(Collector *c, int error)
+{
+	if (c->error == 0)
+		c->error = error;
+}
+
+static void collector_set_error(Collector *c, int error)
+{
+	pthread_mutex_lock(&c->lock);
+	collector_set_error_locked(c, error);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Called with the lock held once the drain or the consumer ended: done when both did. */
+static void collector_maybe_finish_locked(Collector *c)
+{
+	uint64_t one = 1;
+
+	if (c->finished || !c->drain_done || !c->consumer_done)
+		return;
+	c->finished = true;
+	(void)!write(c->done_fd, &one, sizeof(one));
+}
+
+/* ---- the drain thread: rings -> backlog ---- */
+
+/* SamplingRecordFn: everything the session keeps goes to the backlog. */
+/* Open a file the target maps now, while it can vouch for it: unwinding comes later. */
+static void collector_note_mapping(Collector *c, const PerfRecordMmap2 *m)
+{
+	ProcessMapping mapping = {
+		.start = m->addr,
+		.end = m->addr + m->len,
+		.pgoff = m->pgoff,
+		.inode = m->ino,
+		.dev_major = m->maj,
+		.dev_minor = m->min,
+		.prot = m->prot,
+		.path = (char *)m->filename,
+	};
+
+	(void)target_file_cache_note_mapping(c->file_cache, m->pid, &mapping);
+}
+
+static int collector_push(void *userdata, const struct perf_event_header *raw, const PerfRecord *rec)
+{
+	Collector *c = userdata;
+
+	if (c->file_cache && rec->type == PERF_RECORD_MMAP2)
+		collector_note_mapping(c, &rec->mmap2);
+
+	return backlog_push(c->backlog, raw,
+			    rec->type == PERF_RECORD_SAMPLE ? c->sample_limit : UINT64_MAX);
+}
+
+/* Ask the check; on success the backlog may hand out records up to now. */
+static int collector_run_check(Collector *c, uint64_t *ret_watermark)
+{
+	uint64_t t = clock_nanos(CLOCK_MONOTONIC);
+
+	if (!c->check)
+		return 0;
+	if (c->check(c->check_userdata) < 0)
+		return -EPERM;
+	*ret_watermark = t;
+	if (c->backlog) /* bpf has none: its counts carry no times to hold back */
+		backlog_set_watermark(c->backlog, t);
+	return 0;
+}
+
+static void collector_publish_drain(Collector *c)
+{
+	SamplingMetrics m;
+
+	sampling_session_get_metrics(c->session, &m);
+	pthread_mutex_lock(&c->lock);
+	c->drained = m;
+	c->samples_pushed = m.samples_captured;
+	c->drain_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	c->backlog_peak = backlog_get_peak(c->backlog);
+	pthread_mutex_unlock(&c->lock);
+	backlog_notify(c->backlog);
+}
+
+static void collector_drain_loop(Collector *c, uint64_t watermark)
+{
+	uint64_t cutoff = UINT64_MAX;
+	int r;
+
+	for (;;) {
+		struct epoll_event ev[8];
+
+		if (cutoff == UINT64_MAX && collector_run_check(c, &watermark) < 0) {
+			/* the target changed hands: nothing from after the last good check is kept */
+			cutoff = watermark;
+			pthread_mutex_lock(&c->lock);
+			c->cut_off = true;
+			pthread_mutex_unlock(&c->lock);
+			sampling_session_stop(c->session);
+		}
+		r = sampling_session_process(c->session);
+		if (r < 0)
+			collector_set_error(c, r);
+		collector_publish_drain(c);
+		if (r <= 0)
+			break;
+		if (epoll_wait(sampling_session_get_fd(c->session), ev, ELEMENTSOF(ev), -1) < 0 &&
+		    errno != EINTR) {
+			collector_set_error(c, negative_errno());
+			sampling_session_stop(c->session);
+		}
+	}
+	if (cutoff != UINT64_MAX) {
+		pthread_mutex_lock(&c->lock);
+		c->cutoff_duration_nanos = cutoff > c->start_mono ? cutoff - c->start_mono : 0;
+		pthread_mutex_unlock(&c->lock);
+	}
+	backlog_close(c->backlog, cutoff);
+}
+
+/* Until start() or free(): true when sampling was started. */
+static bool collector_wait_start(Collector *c)
+{
+	bool start;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->start_requested && !c->quit)
+		pthread_cond_wait(&c->wake_drain, &c->lock);
+	start = c->start_requested;
+	pthread_mutex_unlock(&c->lock);
+	return start;
+}
+
+static void *collector_drain_main(void *arg)
+{
+	Collector *c = arg;
+	uint64_t watermark = 0;
+	bool start = collector_wait_start(c);
+
+	if (start) {
+		watermark = backlog_get_watermark(c->backlog);
+		collector_drain_loop(c, watermark);
+	} else
+		backlog_close(c->backlog, 0); /* never started: nothing to keep */
+	pthread_mutex_lock(&c->lock);
+	c->drain_done = true;
+	if (!start && c->elsewhere)
+		c->consumer_done = true; /* nobody was ever given the backlog */
+	collector_maybe_finish_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* ---- the unwind thread: backlog -> profile ---- */
+
+static void collector_publish_unwind(Collector *c)
+{
+	ProfileBuilderStats stats;
+
+	profile_builder_get_stats(c->builder, &stats);
+	pthread_mutex_lock(&c->lock);
+	c->built = stats;
+	c->unwind_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void collector_unwind_loop(Collector *c)
+{
+	for (;;) {
+		int r = backlog_consumer_step(c->consumer, 256);
+
+		if (r == 0)
+			break;
+		if (r == -EAGAIN) {
+			collector_publish_unwind(c);
+			(void)backlog_wait(c->backlog, -1);
+			continue;
+		}
+		if (r < 0) {
+			collector_set_error(c, r);
+			/* nothing to build with: end the window, keep what was built */
+			sampling_session_stop(c->session);
+			if (r == -EBADMSG)
+				break; /* a backlog we cannot read: nothing more to take */
+		}
+		collector_publish_unwind(c);
+	}
+}
+
+static void *collector_unwind_main(void *arg)
+{
+	Collector *c = arg;
+
+	collector_unwind_loop(c);
+	/* names JIT code whose records arrived late (no sample waits for them) */
+	if (c->resolver)
+		(void)stack_resolver_finish(c->resolver);
+	collector_publish_unwind(c);
+	pthread_mutex_lock(&c->lock);
+	c->samples_after_cutoff = backlog_consumer_get_discarded(c->consumer);
+	profile_builder_set_duration(c->builder, c->cut_off ? c->cutoff_duration_nanos
+							    : c->drained.duration_nanos);
+	c->consumer_done = true;
+	collector_maybe_finish_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+static void collector_join(Collector *c)
+{
+	if (c->joined)
+		return;
+	if (c->have_drain_thread)
+		pthread_join(c->drain_thread, NULL);
+	else if (c->backlog)
+		backlog_close(c->backlog, 0); /* lets the unwind thread end */
+	if (c->have_unwind_thread)
+		pthread_join(c->unwind_thread, NULL);
+	c->joined = true;
+}
+
+Collector *collector_free(Collector *c)
+{
+	if (!c)
+		return NULL;
+	if (c->have_drain_thread || c->have_unwind_thread) {
+		collector_stop(c);
+		pthread_mutex_lock(&c->lock);
+		c->quit = true;
+		pthread_cond_signal(&c->wake_drain);
+		pthread_mutex_unlock(&c->lock);
+		collector_join(c);
+	}
+	sampling_session_free(c->session);
+	bpf_sampler_free(c->bpf);
+	sampling_target_free(c->own_target);
+	backlog_consumer_free(c->consumer);
+	/* the resolvers' callbacks are done, and their file opener reads the builder's table */
+	process_resolvers_free(c->resolvers);
+	stack_resolver_free(c->resolver);
+	target_file_cache_free(c->file_cache);
+	profile_builder_free(c->builder);
+	backlog_free(c->backlog);
+	safe_close(c->done_fd);
+	pthread_cond_destroy(&c->wake_drain);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return NULL;
+}
+
+void collector_freep(Collector **c)
+{
+	collector_free(*c);
+}
+
+static int collector_new_resolver(Collector *c, const CollectorOptions *o,
+				  SampleResolveFn *ret_fn, void **ret_userdata)
+{
+	StackResolverOptions ro = o->resolver;
+	int r;
+
+	if (o->sampling.resolve) {
+		*ret_fn = o->sampling.resolve;
+		*ret_userdata = o->sampling.resolve_userdata;
+		return 0;
+	}
+	r = stack_unwind_mode_from_backend(o->sampling.backend, &ro.mode);
+	if (r < 0)
+		return r;
+	ro.kernel = !o->sampling.exclude_kernel;
+	if (c->file_cache)
+		ro.files = &c->file_opener;
+	if (sampling_session_get_pid(c->session) == 0) {
+		/* the builder's process table is set once it exists */
+		c->files = (RecordedFiles){ .inner = ro.files };
+		c->opener = (TargetFileOpener){ recorded_files_open, &c->files };
+		ro.files = &c->opener;
+		ro.ns_pid = 0;
+		r = process_resolvers_new(&ro, &c->resolvers);
+		if (r < 0)
+			return r;
+		*ret_fn = process_resolvers_resolve;
+		*ret_userdata = c->resolvers;
+		return 0;
+	}
+	r = stack_resolver_new(&ro, &c->resolver);
+	if (r < 0)
+		return r;
+	*ret_fn = stack_resolver_resolve;
+	*ret_userdata = c->resolver;
+	return 0;
+}
+
+static int collector_new_backlog(Collector *c, const CollectorOptions *o)
+{
+	uint64_t cap = o->max_backlog_bytes, want;
+	int r;
+
+	if (cap == 0) {
+		r = collector_default_max_backlog(&cap);
+		if (r < 0)
+			return r;
+	}
+	/*
+	 * A second of this session's records at most, within the cap; many processes
+	 * take the whole cap: each new one costs the unwinder a cold start.
+	 */
+	want = sampling_session_get_pid(c->session) == 0 ? cap :
+		sampling_session_max_bytes_per_second(c->session);
+	r = backlog_new(want < cap ? want : cap, &c->backlog);
+	if (r < 0)
+		return r;
+	c->sample_limit = backlog_get_size(c->backlog) -
+			  backlog_get_size(c->backlog) / BACKLOG_RESERVE_DIVISOR;
+	return 0;
+}
+
+/* ---- the bpf backend: one thread runs the sampler; it counts in the kernel, names at the end ---- */
+
+static void collector_publish_bpf(Collector *c)
+{
+	SamplingMetrics m;
+
+	bpf_sampler_get_metrics(c->bpf, &m);
+	pthread_mutex_lock(&c->lock);
+	c->drained = m;
+	c->drain_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void collector_bpf_loop(Collector *c)
+{
+	uint64_t watermark;
+	int r;
+
+	for (;;) {
+		struct pollfd p = { .fd = bpf_sampler_get_fd(c->bpf), .events = POLLIN };
+
+		if (!c->cut_off && collector_run_check(c, &watermark) < 0) {
+			pthread_mutex_lock(&c->lock);
+			c->cut_off = true;
+			pthread_mutex_unlock(&c->lock);
+			bpf_sampler_stop(c->bpf);
+		}
+		r = bpf_sampler_process(c->bpf);
+		if (r < 0)
+			collector_set_error(c, r);
+		collector_publish_bpf(c);
+		if (r <= 0)
+			break;
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			collector_set_error(c, negative_errno());
+			bpf_sampler_stop(c->bpf);
+		}
+	}
+}
+
+static void *collector_bpf_main(void *arg)
+{
+	Collector *c = arg;
+
+	if (collector_wait_start(c))
+		collector_bpf_loop(c);
+	pthread_mutex_lock(&c->lock);
+	c->drain_done = c->consumer_done = true;
+	collector_maybe_finish_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static int collector_new_bpf(Collector *c, pid_t pid, const CollectorOptions *o)
+{
+	const SamplingTarget *target = o->sampling.target;
+	int r;
+
+	if (o->sampling.resolve)
+		return -EINVAL; /* the sampler names with its own resolvers */
+	if (!target) {
+		r = sampling_target_new_pid(pid, &c->own_target);
+		if (r < 0)
+			return r;
+		target = c->own_target;
+	}
+	r = bpf_sampler_new(target, &o->sampling, &o->resolver, &c->bpf);
+	if (r < 0)
+		return r;
+	collector_publish_bpf(c);
+	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->done_fd < 0)
+		return negative_errno();
+	r = pthread_create(&c->drain_thread, NULL, collector_bpf_main, c);
+	if (r > 0)
+		return -r;
+	c->have_drain_thread = true;
+	return 0;
+}
+
+int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
+{
+	_cleanup_collector_ Collector *c = NULL;
+	SamplingOptions so = options->sampling;
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	SampleResolveFn resolve = NULL;
+	void *resolve_userdata = NULL;
+	BackendChoice choice;
+	SamplingMetrics m;
+	int r;
+
+	if (!ret || options->sampling.record_sink)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->done_fd = -1;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake_drain, NULL);
+	c->check = options->check;
+	c->check_userdata = options->check_userdata;
+
+	r = sampling_backend_choose(so.backend, so.target ? so.target->kind : SAMPLING_TARGET_PID,
+				    &choice);
+	if (r < 0)
+		return r;
+	c->backend_reason = choice.reason;
+	so.backend = choice.backend;
+	c->elsewhere = options->unwind_elsewhere;
+	/* a consumer elsewhere takes one process's records: not bpf's counts, not many processes */
+	if (c->elsewhere && (strcmp(choice.backend, "bpf") == 0 || options->sampling.resolve ||
+			     options->resolver.files ||
+			     (so.target && sampling_target_is_multi_process(so.target))))
+		return -EOPNOTSUPP;
+	if (strcmp(choice.backend, "bpf") == 0) {
+		r = collector_new_bpf(c, pid, options);
+		if (r < 0)
+			return r;
+		c->setup_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+		*ret = TAKE_PTR(c);
+		return 0;
+	}
+
+	/* one process: its files opened as it maps them (many: recorded-files.h) */
+	if (!options->resolver.files && !options->sampling.resolve &&
+	    !(so.target && sampling_target_is_multi_process(so.target))) {
+		c->file_policy.no_kernel_symbols = options->sampling.exclude_kernel;
+		c->file_policy.kernel_table = options->kernel_table;
+		r = target_file_cache_new((uint32_t)(so.target ? so.target->pid : pid), &c->file_policy,
+					  &c->file_cache);
+		if (r < 0)
+			return r;
+		c->file_opener = (TargetFileOpener){ target_file_cache_open, c->file_cache };
+	}
+	so.record_sink = collector_push;
+	so.record_sink_userdata = c;
+	r = sampling_session_new(pid, &so, &c->session);
+	if (r < 0)
+		return r;
+	c->format = *sampling_session_get_format(c->session);
+	sampling_session_get_metrics(c->session, &m);
+
+	r = collector_new_backlog(c, options);
+	if (r < 0)
+		return r;
+	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->done_fd < 0)
+		return negative_errno();
+
+	if (!c->elsewhere) {
+		r = collector_new_resolver(c, options, &resolve, &resolve_userdata);
+		if (r < 0)
+			return r;
+		r = profile_builder_new((uint32_t)sampling_session_get_pid(c->session),
+					m.period_nanos, resolve, resolve_userdata, &c->builder);
+		if (r >= 0)
+			r = profile_builder_set_target(c->builder, m.target,
+						       so.target ? so.target->unit : NULL);
+		if (r >= 0)
+			r = backlog_consumer_new(c->backlog, &c->format, c->builder, &c->consumer);
+		if (r < 0)
+			return r;
+		c->files.processes = profile_builder_get_processes(c->builder);
+		r = pthread_create(&c->unwind_thread, NULL, collector_unwind_main, c);
+		if (r > 0)
+			return -r;
+		c->have_unwind_thread = true;
+	}
+	r = pthread_create(&c->drain_thread, NULL, collector_drain_main, c);
+	if (r > 0)
+		return -r;
+	c->have_drain_thread = true;
+
+	c->drained = m;
+	c->setup_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+int collector_start(Collector *c)
+{
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID), watermark = 0;
+	SamplingMetrics m;
+	int r;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	r = c->start_requested ? -EALREADY : 0;
+	pthread_mutex_unlock(&c->lock);
+	if (r < 0)
+		return r;
+	r = collector_run_check(c, &watermark);
+	if (r < 0)
+		return r;
+	r = c->bpf ? bpf_sampler_start(c->bpf) : sampling_session_start(c->session);
+	if (r < 0)
+		return r;
+	if (c->bpf)
+		bpf_sampler_get_metrics(c->bpf, &m);
+	else {
+		sampling_session_get_metrics(c->session, &m);
+		/* before the drain thread pushes the first sample */
+		backlog_set_start(c->backlog, sampling_session_get_start(c->session),
+				  m.start_unix_nanos);
+	}
+
+	pthread_mutex_lock(&c->lock);
+	c->start_mono = c->bpf ? 0 : sampling_session_get_start(c->session);
+	c->start_unix = m.start_unix_nanos;
+	c->drained = m;
+	c->start_requested = true;
+	c->setup_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	pthread_cond_signal(&c->wake_drain);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+void collector_stop(Collector *c)
+{
+	/* only write()s an eventfd: async-signal-safe */
+	if (c && c->bpf)
+		bpf_sampler_stop(c->bpf);
+	else if (c)
+		sampling_session_stop(c->session);
+}
+
+int collector_get_fd(const Collector *c)
+{
+	return c ? c->done_fd : -EINVAL;
+}
+
+bool collector_is_finished(Collector *c)
+{
+	bool finished;
+
+	pthread_mutex_lock(&c->lock);
+	finished = c->finished;
+	pthread_mutex_unlock(&c->lock);
+	return finished;
+}
+
+int collector_wait(Collector *c)
+{
+	struct pollfd p = { .fd = c->done_fd, .events = POLLIN };
+	int error;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->start_requested) {
+		/* never started: nothing will ever finish it but ending the threads */
+		c->quit = true;
+		pthread_cond_signal(&c->wake_drain);
+	}
+	pthread_mutex_unlock(&c->lock);
+	while (!collector_is_finished(c))
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return negative_errno();
+	collector_join(c);
+	pthread_mutex_lock(&c->lock);
+	error = c->error;
+	pthread_mutex_unlock(&c->lock);
+	return error;
+}
+
+void collector_get_metrics(Collector *c, SamplingMetrics *ret)
+{
+	SamplingMetrics m;
+
+	pthread_mutex_lock(&c->lock);
+	m = c->drained;
+	m.backend_reason = c->backend_reason;
+	m.collector_cpu_nanos = c->setup_cpu_nanos + c->drain_cpu_nanos + c->unwind_cpu_nanos;
+	if (c->bpf) {
+		/* the sampler's own figures; no times, so a cut-off keeps nothing */
+		if (c->cut_off) {
+			m.end_reason = "credentials-changed";
+			if (c->finished) {
+				m.samples_after_cutoff = m.samples_captured;
+				m.samples_captured = 0;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+		*ret = m;
+		return;
+	}
+	m.unwind_failures = c->built.unwind_failures;
+	m.truncated_stacks = c->built.truncated_stacks;
+	m.backlog_bytes = backlog_get_size(c->backlog);
+	m.backlog_peak_bytes = c->backlog_peak;
+	if (c->finished) {
+		/* what the profile holds: the drain's count less what the cut-off discarded */
+		m.samples_captured = c->built.samples;
+		m.samples_after_cutoff = c->samples_after_cutoff;
+	}
+	if (c->cut_off) {
+		m.end_reason = "credentials-changed";
+		if (c->finished)
+			m.duration_nanos = c->cutoff_duration_nanos;
+	}
+	pthread_mutex_unlock(&c->lock);
+	*ret = m;
+}
+
+Profile *collector_steal_profile(Collector *c)
+{
+	Profile *p;
+
+	if (!collector_is_finished(c))
+		return NULL;
+	if (!c->bpf)
+		return c->builder ? profile_builder_steal_profile(c->builder) : NULL;
+	p = bpf_sampler_steal_profile(c->bpf);
+	/* counts carry no times: none can be shown to predate the change, so none is kept */
+	if (p && c->cut_off)
+		p->n_samples = 0;
+	return p;
+}
+
+const char *collector_cache_state(Collector *c)
+{
+	if (!collector_is_finished(c))
+		return NULL;
+	if (c->elsewhere)
+		return c->consumer_warm ? "warm" : "cold";
+	if (!c->resolver)
+		return NULL; /* per-process resolvers and bpf: no one executable to ask about */
+	return stack_resolver_cache_state(c->resolver);
+}
+
+/* ---- a consumer elsewhere ---- */
+
+int collector_get_backlog(Collector *c, int *ret_memfd, int *ret_eventfd)
+{
+	if (!c->elsewhere)
+		return -EINVAL;
+	*ret_memfd = backlog_get_memfd(c->backlog);
+	*ret_eventfd = backlog_get_eventfd(c->backlog);
+	return 0;
+}
+
+const PerfRecordFormat *collector_get_format(const Collector *c)
+{
+	return &c->format;
+}
+
+int collector_open_target_file(Collector *c, const TargetFileRequest *request)
+{
+	bool kernel_file = request->kind == TARGET_FILE_KALLSYMS ||
+			   request->kind == TARGET_FILE_KERNEL_NOTES;
+
+	if (!c->file_cache)
+		return -EOPNOTSUPP;
+	/* only this session's target, whatever the consumer asks (the kernel's own files: pid 0) */
+	if (request->pid != (kernel_file ? 0U : (uint32_t)sampling_session_get_pid(c->session)))
+		return -EPERM;
+	return target_file_cache_open(request, c->file_cache);
+}
+
+/* What a consumer elsewhere reports, kept only when it could be true. */
+static int collector_take_stats_locked(Collector *c, const ProfileBuilderStats *stats,
+				       uint64_t cpu_nanos)
+{
+	if (stats->samples > c->samples_pushed || stats->unwind_failures > stats->samples ||
+	    stats->truncated_stacks > stats->samples)
+		return -EBADMSG;
+	c->built = *stats;
+	c->unwind_cpu_nanos = cpu_nanos;
+	return 0;
+}
+
+void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->elsewhere && !c->consumer_done)
+		(void)collector_take_stats_locked(c, stats, cpu_nanos);
+	pthread_mutex_unlock(&c->lock);
+}
+
+int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos,
+			    bool warm, int error)
+{
+	int r = error;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->elsewhere || c->consumer_done) {
+		pthread_mutex_unlock(&c->lock);
+		return -EALREADY;
+	}
+	if (r == 0 && stats)
+		r = collector_take_stats_locked(c, stats, cpu_nanos);
+	if (r < 0)
+		collector_set_error_locked(c, r);
+	else if (c->cut_off)
+		c->samples_after_cutoff = c->samples_pushed - c->built.samples;
+	c->consumer_warm = r == 0 && warm;
+	c->consumer_done = true;
+	collector_maybe_finish_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	/* a consumer that failed ends the window too: nobody would resolve what comes */
+	if (r < 0)
+		sampling_session_stop(c->session);
+	return r;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A Collector: one sampling session and its stack resolver, run on threads
+ * of their own, for the daemon and `profctl --local` alike (DESIGN.md §3).
+ *
+ * A drain thread moves the target's records from the perf rings into a
+ * byte-capped backlog (backlog.h); an unwind thread resolves them into the
+ * Profile. Draining never waits for unwinding, so a slow first unwind (cold
+ * symbol caches) delays the result but loses nothing: only a full backlog
+ * drops samples, and those are counted as such (backlog_dropped, part of
+ * samples_dropped).
+ *
+ * Lifecycle:
+ *   collector_new()    validate and clamp, open the events, start both threads
+ *                      idle (errors as sampling_session_new(), and -EAGAIN
+ *                      when a thread cannot start)
+ *   collector_start()  enable the events: the window starts
+ *   collector_stop()   end the window early; any thread, async-signal-safe,
+ *                      before start() too
+ *   collector_get_fd() readable once finished: profile and metrics are final
+ *   collector_wait()   block until finished; the session's error or 0
+ *   collector_steal_profile(), collector_free() (stops and joins what runs)
+ *
+ * collector_get_metrics() is a consistent snapshot at any time, from any thread.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "metrics.h"
+#include "profile.h"
+#include "sampling-session.h"
+#include "profile-builder.h"
+#include "stack-resolver.h"
+#include "target-files.h"
+
+/*
+ * Is the target still one the caller may profile? Called on the drain thread
+ * before every drain (at most 250 ms apart) and once by collector_start().
+ * A negative return ends the session ("credentials-changed"); only records up
+ * to the moment just before the last successful call are kept.
+ */
+typedef int (*CollectorCheckFn)(void *userdata);
+
+typedef struct CollectorOptions {
+	/* the request; record_sink is the collector's own, 'resolve' replaces the StackResolver */
+	SamplingOptions sampling;
+	/* unwinding: mode and kernel follow 'sampling' (backend, exclude_kernel); cache may be shared */
+	StackResolverOptions resolver;
+	/* most bytes of records waiting for the unwinder; 0 = collector_default_max_backlog() */
+	uint64_t max_backlog_bytes;
+	/* the kernel's symbols for KALLSYMS requests (kernel-table.h; NULL: /proc/kallsyms) */
+	KernelTable *kernel_table;
+	CollectorCheckFn check;
+	void *check_userdata;
+	/*
+	 * The backlog is consumed by another process (the sandboxed unwinder): no
+	 * resolver and no unwind thread here; the caller hands the backlog over
+	 * (collector_get_backlog()), serves its file requests
+	 * (collector_open_target_file()) and reports its end (collector_consumer_done()).
+	 */
+	bool unwind_elsewhere;
+} CollectorOptions;
+
+typedef struct Collector Collector;
+
+/* One second of the default request (999 Hz ceiling of the DESIGN's tests, 16 KiB stacks) on every CPU. */
+int collector_default_max_backlog(uint64_t *ret);
+
+int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret);
+Collector *collector_free(Collector *c);
+void collector_freep(Collector **c);
+#define _cleanup_collector_ __attribute__((cleanup(collector_freep)))
+
+/* -EPERM when the check refuses the target already. */
+int collector_start(Collector *c);
+void collector_stop(Collector *c);
+int collector_get_fd(const Collector *c);
+int collector_wait(Collector *c);
+bool collector_is_finished(Collector *c);
+
+void collector_get_metrics(Collector *c, SamplingMetrics *ret);
+/* Once finished: the Profile, handed over (NULL before, or when taken already). */
+Profile *collector_steal_profile(Collector *c);
+/* Once finished: the StackResolver's "cold"/"warm" (NULL with a caller's resolve function). */
+const char *collector_cache_state(Collector *c);
+
+/* ---- with unwind_elsewhere ---- */
+
+/* The backlog's memfd and eventfd (still the collector's) to hand to the consumer. */
+int collector_get_backlog(Collector *c, int *ret_memfd, int *ret_eventfd);
+/* The format of the records in it. */
+const PerfRecordFormat *collector_get_format(const Collector *c);
+/*
+ * Open a file of the target for the consumer, with the rules of
+ * target-files.h and the files opened while the target mapped them; a request
+ * about any other process is -EPERM, kernel files only with kernel frames.
+ */
+int collector_open_target_file(Collector *c, const TargetFileRequest *request);
+/* Live counters of the consumer (ignored when they cannot be true). */
+void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos);
+/*
+ * The consumer ended: its final counters and whether its resolver knew the
+ * executable already (collector_cache_state()), or an error (it crashed, hung,
+ * or told nonsense; the window ends then). -EBADMSG when the counters cannot
+ * be true (more samples than it was given), which fails the session.
+ */
+int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos,
+			    bool warm, int error);

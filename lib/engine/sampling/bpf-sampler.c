@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "bpf-sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bpf-buckets.h"
+#include "cleanup.h"
+#include "pause-estimate.h"
+#include "perf-event.h"
+#include "profile-bpf.h"
+#include "process-resolvers.h"
+#include "profile.skel.h"
+#include "recorded-files.h"
+#include "sampling-request.h"
+#include "session-timers.h"
+#include "side-band.h"
+#include "task-list.h"
+#include "time-util.h"
+
+/* Read the side band and the live counters at least this often. */
+#define TICK_NANOS (250ULL * 1000000ULL)
+/* Side band ring per CPU: the whole machine maps and forks more than one process. */
+#define SIDE_BAND_BYTES_SYSTEM (512U * 1024U)
+#define SIDE_BAND_BYTES (128U * 1024U)
+/* Map sizes follow the samples a session can take, within these bounds. */
+#define MIN_MAP_ENTRIES 1024U
+#define MAX_STACK_ENTRIES 32768U
+#define MAX_COUNT_ENTRIES 65536U
+
+typedef enum SamplerSource {
+	SOURCE_PID = SESSION_SOURCE_OWN,
+	SOURCE_SIDE_BAND,
+} SamplerSource;
+
+typedef enum SamplerState {
+	SAMPLER_CREATED,
+	SAMPLER_SAMPLING,
+	SAMPLER_FINISHED,
+} SamplerState;
+
+/* The program's counters, as copied at the end. */
+typedef struct BpfCounters {
+	uint64_t samples, dropped, lost_stacks, exec_errors, budget_end_ns;
+} BpfCounters;
+
+struct BpfSampler {
+	const SamplingTarget *target;
+	SamplerState state;
+	SamplingRequest request;
+	const char *event, *end_reason;
+	bool kernel;
+	uint64_t ring_capacity, explicit_ring_capacity, ring_capacity_limit;
+	struct perf_event_attr attr;
+	char *target_name;
+
+	struct profile_bpf *skel;
+	int *event_fds; /* one per online CPU until attached; then the links own them */
+	struct bpf_link **links;
+	size_t n_cpus, n_links;
+	SideBand *side_band;
+	ProcessTable *processes;
+	uint64_t threads_at_start;
+
+	Profile *profile;
+	SampleResolveFn resolve;
+	void *resolve_userdata;
+	ProcessResolvers *resolvers; /* our own resolvers, when the caller gave no resolve function */
+	RecordedFiles files;
+	TargetFileOpener opener;     /* files, for the resolvers */
+
+	SessionTimers timers;
+	int pid_fd;
+	uint64_t start_mono, start_unix, end_mono, deadline;
+	int error;
+
+	/* final figures */
+	BpfCounters counters;
+	BpfBucketStats stats;
+	uint64_t program_runs, program_nanos, side_band_lost, side_band_bytes;
+	uint64_t collector_cpu_nanos;
+};
+
+int bpf_sampler_probe(void)
+{
+	int r;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
+		return -EOPNOTSUPP; /* CO-RE needs the kernel's BTF */
+	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
+	if (r == 0)
+		return -EOPNOTSUPP;
+	return r < 0 ? r : 0;
+}
+
+static void close_events(BpfSampler *s)
+{
+	for (size_t i = 0; i < s->n_links; i++)
+		bpf_link__destroy(s->links[i]);
+	s->n_links = 0;
+	for (size_t i = 0; s->event_fds && i < s->n_cpus; i++)
+		s->event_fds[i] = safe_close(s->event_fds[i]);
+}
+
+BpfSampler *bpf_sampler_free(BpfSampler *s)
+{
+	if (!s)
+		return NULL;
+	close_events(s);
+	free(s->links);
+	free(s->event_fds);
+	profile_bpf__destroy(s->skel);
+	side_band_free(s->side_band);
+	/* the resolvers' file opener reads the process table: they go first */
+	process_resolvers_free(s->resolvers);
+	process_table_free(s->processes);
+	profile_free(s->profile);
+	session_timers_close(&s->timers);
+	safe_close(s->pid_fd);
+	bpf_bucket_stats_clear(&s->stats);
+	free(s->target_name);
+	free(s);
+	return NULL;
+}
+
+void bpf_sampler_freep(BpfSampler **s)
+{
+	bpf_sampler_free(*s);
+}
+
+/* The sampling event of every CPU: cpu-clock (or the named event) at hz, for one cgroup or all. */
+static int open_events(BpfSampler *s)
+{
+	_cleanup_free_ int *cpus = NULL;
+	int cgroup_fd = s->target->kind == SAMPLING_TARGET_CGROUP ? s->target->cgroup_fd : -1;
+	size_t n;
+	int r;
+
+	r = perf_online_cpus(&cpus, &n);
+	if (r < 0)
+		return r;
+	s->event_fds = malloc(n * sizeof(int));
+	s->links = calloc(n, sizeof(struct bpf_link *));
+	if (!s->event_fds || !s->links)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		s->event_fds[i] = -1;
+	s->n_cpus = n;
+	for (size_t i = 0; i < n; i++) {
+		r = perf_event_open_cpu(&s->attr, cgroup_fd, cpus[i], &s->event_fds[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A power of two from MIN_MAP_ENTRIES up to 'max' that holds 'want'. */
+static uint32_t map_entries(uint64_t want, uint32_t max)
+{
+	uint32_t n = MIN_MAP_ENTRIES;
+
+	while (n < want && n < max)
+		n *= 2;
+	return n;
+}
+
+static int tgids_add(BpfSampler *s, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	return bpf_map__update_elem(s->skel->maps.tgids, &key, sizeof(key), &one, sizeof(one),
+				    BPF_ANY);
+}
+
+/* Open, size, load and configure the program; attach the exec/exit tracepoints. */
+static int load_program(BpfSampler *s)
+{
+	uint64_t expected = (uint64_t)s->request.hz * (s->request.duration / NSEC_PER_SEC + 1) *
+			    s->n_cpus;
+	uint32_t zero = 0;
+	int r;
+
+	s->skel = profile_bpf__open();
+	if (!s->skel)
+		return negative_errno();
+	switch (s->target->kind) {
+	case SAMPLING_TARGET_PID:
+		s->skel->rodata->filter = PROFILE_BPF_FILTER_TGIDS;
+		break;
+	case SAMPLING_TARGET_CGROUP:
+		s->skel->rodata->filter = PROFILE_BPF_FILTER_CGROUP;
+		break;
+	default:
+		s->skel->rodata->filter = PROFILE_BPF_FILTER_ALL;
+		break;
+	}
+	s->skel->rodata->kernel_stacks = s->kernel;
+	/* code without frame pointers makes nearly every sample a new (garbage) stack */
+	r = bpf_map__set_max_entries(s->skel->maps.stacks, map_entries(expected, MAX_STACK_ENTRIES));
+	if (r >= 0)
+		r = bpf_map__set_max_entries(s->skel->maps.counts,
+					     map_entries(expected, MAX_COUNT_ENTRIES));
+	if (r >= 0)
+		r = profile_bpf__load(s->skel);
+	if (r < 0)
+		return r;
+
+	switch (s->target->kind) {
+	case SAMPLING_TARGET_PID:
+		r = tgids_add(s, s->target->pid);
+		break;
+	case SAMPLING_TARGET_CGROUP:
+		r = bpf_map__update_elem(s->skel->maps.cgroups, &zero, sizeof(zero),
+					 &s->target->cgroup_fd, sizeof(int), BPF_ANY);
+		break;
+	default:
+		r = tgids_add(s, getpid());
+		for (size_t i = 0; r >= 0 && i < s->target->n_excluded; i++)
+			r = tgids_add(s, s->target->excluded[i]);
+		break;
+	}
+	if (r < 0)
+		return r;
+	/* exec numbering must run before any record or sample we rely on */
+	return profile_bpf__attach(s->skel);
+}
+
+/* Is a record about a process of the target? (The kernel filters cgroups already.) */
+static bool record_is_target(const BpfSampler *s, uint32_t pid)
+{
+	if (pid == 0)
+		return false;
+	switch (s->target->kind) {
+	case SAMPLING_TARGET_PID:
+		return pid == (uint32_t)s->target->pid;
+	case SAMPLING_TARGET_SYSTEM:
+		return !sampling_target_excludes(s->target, (pid_t)pid);
+	default:
+		return true;
+	}
+}
+
+static uint32_t record_pid(const PerfRecord *rec)
+{
+	switch (rec->type) {
+	case PERF_RECORD_MMAP2:
+		return rec->mmap2.pid;
+	case PERF_RECORD_COMM:
+		return rec->comm.pid;
+	default:
+		return rec->task.pid;
+	}
+}
+
+static int on_side_band_record(void *userdata, const PerfRecord *rec)
+{
+	BpfSampler *s = userdata;
+
+	if (!record_is_target(s, record_pid(rec)))
+		return 0;
+	return process_table_apply(s->processes, rec);
+}
+
+static int drain_side_band(BpfSampler *s)
+{
+	return side_band_drain(s->side_band, on_side_band_record, s);
+}
+
+/* The processes running now join the table; their threads count as threads_at_start. */
+static int join_processes(BpfSampler *s)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n;
+	int r;
+
+	r = sampling_target_list_processes(s->target, &pids, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ pid_t *tids = NULL;
+		TargetProcess *p;
+		size_t n_tids;
+
+		r = process_table_get(s->processes, (uint32_t)pids[i], &p);
+		if (r < 0)
+			return r;
+		if (p->excluded)
+			continue;
+		if (task_list_read(pids[i], &tids, &n_tids) >= 0)
+			s->threads_at_start += n_tids;
+	}
+	if (s->target->kind == SAMPLING_TARGET_PID && s->threads_at_start == 0)
+		return -ESRCH;
+	return 0;
+}
+
+static int open_fds(BpfSampler *s)
+{
+	int r;
+
+	r = session_timers_open(&s->timers);
+	if (r < 0 || s->target->kind != SAMPLING_TARGET_PID)
+		return r;
+	/* the target's exit, even when it is not our child */
+	s->pid_fd = (int)syscall(SYS_pidfd_open, s->target->pid, 0);
+	if (s->pid_fd < 0)
+		return errno == ESRCH ? -ESRCH : negative_errno();
+	return session_timers_watch(&s->timers, s->pid_fd, SOURCE_PID, 0);
+}
+
+/* A static name for the metrics: the option string belongs to the caller. */
+static const char *event_name(const char *event)
+{
+	static const char *const names[] = { "cpu-clock", "task-clock", "cycles" };
+
+	for (size_t i = 0; event && i < ELEMENTSOF(names); i++)
+		if (strcmp(event, names[i]) == 0)
+			return names[i];
+	return names[0];
+}
+
+static int apply_options(BpfSampler *s, const SamplingOptions *o)
+{
+	struct perf_event_attr base;
+	int r;
+
+	if (o->backend && strcmp(o->backend, "bpf") != 0 && strcmp(o->backend, "auto") != 0)
+		return -EINVAL;
+	r = sampling_request_clamp(o, &s->request);
+	if (r < 0)
+		return r;
+	/* the event's type and config; the rest of a perf backend's attr does not apply */
+	r = perf_event_attr_build(&(PerfEventConfig){ .event = o->event, .hz = s->request.hz }, &base);
+	if (r < 0)
+		return r;
+	s->event = event_name(o->event);
+	s->attr = (struct perf_event_attr){
+		.type = base.type,
+		.size = sizeof(s->attr),
+		.config = base.config,
+		.sample_freq = s->request.hz,
+		.freq = 1,
+		.disabled = 1,
+	};
+	s->kernel = !o->exclude_kernel;
+	s->explicit_ring_capacity = o->ring_capacity;
+	s->ring_capacity_limit = o->ring_capacity_limit;
+	s->resolve = o->resolve;
+	s->resolve_userdata = o->resolve_userdata;
+	return 0;
+}
+
+/* A frame-pointer StackResolver per process, opening mapped files as the records say. */
+static int new_resolvers(BpfSampler *s, const StackResolverOptions *resolver)
+{
+	StackResolverOptions ro = resolver ? *resolver : (StackResolverOptions){};
+	int r;
+
+	s->files = (RecordedFiles){ .processes = s->processes, .inner = ro.files };
+	s->opener = (TargetFileOpener){ recorded_files_open, &s->files };
+	ro.mode = STACK_UNWIND_FP;
+	ro.kernel = s->kernel;
+	ro.files = &s->opener;
+	r = process_resolvers_new(&ro, &s->resolvers);
+	if (r < 0)
+		return r;
+	s->resolve = process_resolvers_resolve;
+	s->resolve_userdata = s->resolvers;
+	return 0;
+}
+
+int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options,
+		    const StackResolverOptions *resolver, BpfSampler **ret)
+{
+	_cleanup_(bpf_sampler_freep) BpfSampler *s = NULL;
+	static const SamplingOptions defaults = {};
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	int r;
+
+	if (!target || !ret)
+		return -EINVAL;
+	r = bpf_sampler_probe();
+	if (r < 0)
+		return r;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->target = target;
+	s->timers = SESSION_TIMERS_NULL;
+	s->pid_fd = -1;
+	s->end_reason = "running";
+	s->deadline = UINT64_MAX;
+	options = options ? options : &defaults;
+	r = apply_options(s, options);
+	if (r < 0)
+		return r;
+	r = sampling_target_describe(target, &s->target_name);
+	if (r < 0)
+		return r;
+
+	r = profile_new(&s->profile);
+	if (r < 0)
+		return r;
+	s->profile->pid = target->kind == SAMPLING_TARGET_PID ? (uint32_t)target->pid : 0;
+	s->profile->period_nanos = NSEC_PER_SEC / s->request.hz;
+	s->profile->untimed = true;
+	s->profile->multi_process = sampling_target_is_multi_process(target);
+	r = profile_set_target(s->profile, s->target_name, target->unit);
+	if (r < 0)
+		return r;
+	r = process_table_new(&s->processes);
+	if (r < 0)
+		return r;
+	/* the caller's rules decide each process, as for the perf backends */
+	process_table_set_admit(s->processes, options->admit, options->admit_userdata);
+	if (!s->resolve) {
+		r = new_resolvers(s, resolver);
+		if (r < 0)
+			return r;
+	}
+
+	r = open_fds(s);
+	if (r < 0)
+		return r;
+	r = open_events(s);
+	if (r < 0)
+		return r;
+	r = load_program(s);
+	if (r < 0)
+		return r;
+	/* the side band first: what changes while the running processes are read is not missed */
+	r = side_band_open(target->kind == SAMPLING_TARGET_CGROUP ? target->cgroup_fd : -1,
+			   target->kind == SAMPLING_TARGET_SYSTEM ? SIDE_BAND_BYTES_SYSTEM
+								  : SIDE_BAND_BYTES,
+			   &s->side_band);
+	if (r >= 0)
+		r = side_band_watch(s->side_band, &s->timers, SOURCE_SIDE_BAND);
+	if (r < 0)
+		return r;
+	r = join_processes(s);
+	if (r < 0)
+		return r;
+	r = drain_side_band(s);
+	if (r < 0)
+		return r;
+
+	s->collector_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+/*
+ * The budget of sampling-session.c: a sample per period for each thread at
+ * start, never more than there are CPUs (whatever many processes run).
+ */
+static uint64_t default_capacity(const BpfSampler *s)
+{
+	uint64_t threads = s->target->kind == SAMPLING_TARGET_PID ? s->threads_at_start : s->n_cpus;
+
+	return sampling_default_budget(s->request.hz, s->request.duration, threads, s->n_cpus);
+}
+
+int bpf_sampler_start(BpfSampler *s)
+{
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	if (s->state != SAMPLER_CREATED)
+		return -EALREADY;
+	s->ring_capacity = s->explicit_ring_capacity ?: default_capacity(s);
+	if (s->ring_capacity_limit > 0 && s->ring_capacity > s->ring_capacity_limit)
+		s->ring_capacity = s->ring_capacity_limit;
+	s->skel->bss->max_samples = s->ring_capacity;
+
+	s->start_unix = clock_nanos(CLOCK_REALTIME);
+	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
+	s->deadline = s->start_mono + s->request.duration;
+	s->profile->start_unix_nanos = s->start_unix;
+	r = session_timers_arm(&s->timers, s->deadline, TICK_NANOS);
+	if (r < 0)
+		return r;
+	/* attaching enables each event: sampling starts here */
+	for (size_t i = 0; i < s->n_cpus; i++) {
+		struct bpf_link *link;
+
+		link = bpf_program__attach_perf_event(s->skel->progs.profile_sample, s->event_fds[i]);
+		if (!link)
+			return negative_errno();
+		s->event_fds[i] = -1; /* the link closes it */
+		s->links[s->n_links++] = link;
+	}
+	s->state = SAMPLER_SAMPLING;
+	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	return 0;
+}
+
+void bpf_sampler_stop(BpfSampler *s)
+{
+	if (s)
+		session_timers_stop(&s->timers);
+}
+
+int bpf_sampler_get_fd(const BpfSampler *s)
+{
+	return s ? s->timers.epoll_fd : -EINVAL;
+}
+
+uint64_t bpf_sampler_get_deadline(const BpfSampler *s)
+{
+	return s && s->state == SAMPLER_SAMPLING ? s->deadline : UINT64_MAX;
+}
+
+bool bpf_sampler_is_finished(const BpfSampler *s)
+{
+	return s && s->state == SAMPLER_FINISHED;
+}
+
+static BpfCounters read_counters(const BpfSampler *s)
+{
+	const struct profile_bpf__bss *b = s->skel->bss;
+
+	return (BpfCounters){
+		.samples = __atomic_load_n(&b->samples, __ATOMIC_RELAXED),
+		.dropped = __atomic_load_n(&b->dropped_samples, __ATOMIC_RELAXED),
+		.lost_stacks = __atomic_load_n(&b->lost_stacks, __ATOMIC_RELAXED),
+		.exec_errors = __atomic_load_n(&b->exec_errors, __ATOMIC_RELAXED),
+		.budget_end_ns = __atomic_load_n(&b->budget_end_ns, __ATOMIC_RELAXED),
+	};
+}
+
+/* What the program cost, when the kernel counts it (sysctl kernel.bpf_stats_enabled). */
+static void read_program_stats(BpfSampler *s)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.profile_sample), &info, &len) < 0)
+		return;
+	s->program_runs = info.run_cnt;
+	s->program_nanos = info.run_time_ns;
+}
+
+static int sampler_finish(BpfSampler *s, const char *reason)
+{
+	int r, k;
+
+	/* detaching stops the events; the maps keep what was counted */
+	close_events(s);
+	s->counters = read_counters(s);
+	if (s->counters.budget_end_ns != 0) {
+		reason = "buffer-full";
+		s->end_mono = s->counters.budget_end_ns;
+	} else
+		s->end_mono = clock_nanos(CLOCK_MONOTONIC);
+	if (s->end_mono < s->start_mono)
+		s->end_mono = s->start_mono;
+	read_program_stats(s);
+
+	/* the last mappings first, then every bucket named */
+	r = drain_side_band(s);
+	k = bpf_buckets_resolve(s->skel, s->processes, s->kernel, s->resolve, s->resolve_userdata,
+				s->profile, &s->stats);
+	if (r >= 0)
+		r = k;
+
+	s->end_reason = reason;
+	s->state = SAMPLER_FINISHED;
+	s->profile->duration_nanos = s->end_mono - s->start_mono;
+	session_timers_disarm(&s->timers);
+	s->pid_fd = safe_close(s->pid_fd);
+	/* the maps are locked memory and the side band's rings too: give them back now */
+	s->side_band_lost = side_band_lost(s->side_band);
+	s->side_band_bytes = side_band_bytes(s->side_band);
+	s->side_band = side_band_free(s->side_band);
+	profile_bpf__destroy(s->skel);
+	s->skel = NULL;
+	return r;
+}
+
+static int sampler_step(BpfSampler *s)
+{
+	unsigned ready;
+	int r;
+
+	if (s->state == SAMPLER_FINISHED)
+		return s->error < 0 ? s->error : 0;
+	if (s->state != SAMPLER_SAMPLING)
+		return -ENOTCONN;
+
+	ready = session_timers_ready(&s->timers);
+	r = drain_side_band(s);
+	if (r < 0)
+		return r;
+
+	if (__atomic_load_n(&s->skel->bss->budget_end_ns, __ATOMIC_RELAXED) != 0)
+		r = sampler_finish(s, "buffer-full");
+	else if (ready & (1U << SESSION_SOURCE_STOP))
+		r = sampler_finish(s, "stopped");
+	else if (ready & (1U << SOURCE_PID))
+		r = sampler_finish(s, "target-exited");
+	else if ((ready & (1U << SESSION_SOURCE_DEADLINE)) ||
+		 clock_nanos(CLOCK_MONOTONIC) >= s->deadline)
+		r = sampler_finish(s, "duration");
+	else
+		return 1;
+	return r < 0 ? r : 0;
+}
+
+static int sampler_step_or_fail(BpfSampler *s)
+{
+	int r = sampler_step(s);
+
+	if (r < 0) {
+		s->error = r;
+		if (s->state != SAMPLER_FINISHED)
+			(void)sampler_finish(s, "failed");
+	}
+	return r;
+}
+
+int bpf_sampler_process(BpfSampler *s)
+{
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = sampler_step_or_fail(s);
+	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	return r;
+}
+
+int bpf_sampler_run(BpfSampler *s)
+{
+	uint64_t cpu_start;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	if (s->state == SAMPLER_CREATED) {
+		r = bpf_sampler_start(s);
+		if (r < 0)
+			return r;
+	}
+	cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	while ((r = sampler_step_or_fail(s)) > 0) {
+		r = session_timers_wait(&s->timers);
+		if (r < 0) {
+			s->error = r;
+			(void)sampler_finish(s, "failed");
+			break;
+		}
+	}
+	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	return r;
+}
+
+const Profile *bpf_sampler_get_profile(const BpfSampler *s)
+{
+	return s ? s->profile : NULL;
+}
+
+Profile *bpf_sampler_steal_profile(BpfSampler *s)
+{
+	if (!s || s->state != SAMPLER_FINISHED)
+		return NULL;
+	return TAKE_PTR(s->profile);
+}
+
+const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s)
+{
+	return s ? s->processes : NULL;
+}
+
+void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
+{
+	bool finished = s->state == SAMPLER_FINISHED;
+	BpfCounters c = finished ? s->counters : s->state == SAMPLER_SAMPLING ? read_counters(s)
+									     : (BpfCounters){};
+	uint64_t end = finished ? s->end_mono :
+		       s->state == SAMPLER_SAMPLING ? clock_nanos(CLOCK_MONOTONIC) : s->start_mono;
+
+	*ret = (SamplingMetrics){
+		/* live: what the program counted so far; final: what the profile holds */
+		.samples_captured = finished ? s->stats.samples_captured : c.samples,
+		.samples_dropped = c.dropped,
+		.threads_seen = s->stats.threads_seen.count,
+		.threads_at_start = s->threads_at_start,
+		.duration_nanos = end - s->start_mono,
+		.hz = s->request.hz,
+		.clamped = s->request.clamped,
+		.buffer_full = c.budget_end_ns != 0,
+		.requested_hz = s->request.requested_hz,
+		.requested_duration_nanos = s->request.requested_duration,
+		.effective_duration_nanos = s->request.duration,
+		.period_nanos = NSEC_PER_SEC / s->request.hz,
+		.start_unix_nanos = s->start_unix,
+		.backend = "bpf",
+		.event = s->event,
+		.end_reason = s->end_reason,
+		.ring_capacity = s->ring_capacity,
+		.ring_bytes = s->side_band ? side_band_bytes(s->side_band) : s->side_band_bytes,
+		.collector_cpu_nanos = s->collector_cpu_nanos,
+		.unwind_failures = s->stats.unwind_failures,
+		.truncated_stacks = s->stats.truncated_stacks,
+		.target = s->target_name,
+		.untimed = true,
+		.processes_seen = s->stats.processes_seen.count,
+		.processes_excluded = s->stats.processes_excluded.count,
+		.samples_excluded = s->stats.samples_excluded,
+		.lost_stacks = c.lost_stacks,
+		.map_full_samples = c.dropped,
+		.exec_errors = c.exec_errors,
+		.side_band_lost = s->side_band ? side_band_lost(s->side_band) : s->side_band_lost,
+		.aggregated_buckets = s->stats.buckets,
+		.bpf_program_runs = s->program_runs,
+		.bpf_program_nanos = s->program_nanos,
+	};
+	pause_estimate(&(PerfEventConfig){ .hz = s->request.hz }, ret);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The `bpf` backend (DESIGN.md §3): bpf/profile.bpf.c, attached to one
+ * cpu-clock event per CPU, counts samples per (process, thread, address
+ * space, user stack, kernel stack) in kernel maps; user space does nothing per
+ * sample. Live counters are read from the program's memory, the buckets once
+ * at the end. A side band of MMAP2/COMM/FORK/EXIT records (side-band.h)
+ * keeps every target process's address spaces (process-table.h), so the
+ * stacks are named at the end through the same SampleResolveFn as the perf
+ * backends: the kernel walked them by frame pointer, as in perf-fp.
+ *
+ * What it cannot do: timestamps (the Profile's samples all have time 0 and
+ * profile->untimed is set), DWARF unwinding (code without frame pointers
+ * gives truncated stacks, counted in truncated_stacks), live runs.
+ *
+ * The lifecycle is a SamplingSession's (sampling-session.h): new, start, then
+ * run() or process() on the fd until it returns 0; stop() from anywhere.
+ * The target must outlive the sampler.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "metrics.h"
+#include "process-table.h"
+#include "profile.h"
+#include "sampling-session.h"
+#include "sampling-target.h"
+#include "stack-resolver.h"
+
+typedef struct BpfSampler BpfSampler;
+
+/* Can this machine and process run the bpf backend? 0, or a negative errno: why not. */
+int bpf_sampler_probe(void);
+
+/*
+ * Stacks are named with options->resolve when set; else by a StackResolver per
+ * process (frame-pointer mode) made from 'resolver' (NULL: defaults), whose
+ * mapped files are opened as the side band recorded them, so processes that
+ * exited or exec'ed before the end are named too (recorded-files.h).
+ *
+ * Errors: -ESRCH no such process, -EOPNOTSUPP no bpf here (bpf_sampler_probe()),
+ * -EINVAL bad option, -EPERM/-EACCES not privileged enough.
+ */
+int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options,
+		    const StackResolverOptions *resolver, BpfSampler **ret);
+BpfSampler *bpf_sampler_free(BpfSampler *s);
+void bpf_sampler_freep(BpfSampler **s);
+
+int bpf_sampler_start(BpfSampler *s);
+int bpf_sampler_run(BpfSampler *s);
+/* Thread- and async-signal-safe. */
+void bpf_sampler_stop(BpfSampler *s);
+
+int bpf_sampler_get_fd(const BpfSampler *s);
+uint64_t bpf_sampler_get_deadline(const BpfSampler *s);
+/* 1 while sampling, 0 once finished (the profile is complete), or a negative errno. */
+int bpf_sampler_process(BpfSampler *s);
+bool bpf_sampler_is_finished(const BpfSampler *s);
+
+/* Empty until finished: the buckets are read at the end. */
+const Profile *bpf_sampler_get_profile(const BpfSampler *s);
+Profile *bpf_sampler_steal_profile(BpfSampler *s);
+const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s);
+/* Live while sampling (from the program's counters), final once finished. */
+void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret);

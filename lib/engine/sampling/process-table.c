@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "process-table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "hash.h"
+#include "task-list.h"
+
+struct ProcessTable {
+	TargetProcess **processes; /* in joining order */
+	size_t n, allocated;
+	uint32_t *slots;           /* open addressing: index + 1 into processes, 0 empty */
+	size_t mask;
+	ProcessAdmitFn admit;
+	void *admit_userdata;
+};
+
+static TargetProcess *target_process_free(TargetProcess *p)
+{
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < p->n_spaces; i++)
+		process_maps_free(p->spaces[i]);
+	free(p->spaces);
+	free(p->threads);
+	free(p);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(TargetProcess *, target_process_free);
+
+ProcessTable *process_table_free(ProcessTable *t)
+{
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		target_process_free(t->processes[i]);
+	free(t->processes);
+	free(t->slots);
+	free(t);
+	return NULL;
+}
+
+void process_table_freep(ProcessTable **t)
+{
+	process_table_free(*t);
+}
+
+int process_table_new(ProcessTable **ret)
+{
+	ProcessTable *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	*ret = t;
+	return 0;
+}
+
+void process_table_set_admit(ProcessTable *t, ProcessAdmitFn fn, void *userdata)
+{
+	t->admit = fn;
+	t->admit_userdata = userdata;
+}
+
+static size_t slot_of(const ProcessTable *t, uint32_t pid)
+{
+	size_t i = hash_finalize(pid) & t->mask;
+
+	while (t->slots[i] != 0 && t->processes[t->slots[i] - 1]->pid != pid)
+		i = (i + 1) & t->mask;
+	return i;
+}
+
+TargetProcess *process_table_find(const ProcessTable *t, uint32_t pid)
+{
+	size_t i;
+
+	if (!t->slots)
+		return NULL;
+	i = slot_of(t, pid);
+	return t->slots[i] ? t->processes[t->slots[i] - 1] : NULL;
+}
+
+static int table_rehash(ProcessTable *t, size_t size)
+{
+	uint32_t *slots = calloc(size, sizeof(uint32_t));
+
+	if (!slots)
+		return -ENOMEM;
+	free(t->slots);
+	t->slots = slots;
+	t->mask = size - 1;
+	for (size_t i = 0; i < t->n; i++)
+		t->slots[slot_of(t, t->processes[i]->pid)] = (uint32_t)i + 1;
+	return 0;
+}
+
+/* Insert 'p' (its pid not in the table yet); the table owns it afterwards. */
+static int table_insert(ProcessTable *t, TargetProcess *p)
+{
+	int r;
+
+	if (t->n >= UINT32_MAX - 1)
+		return -ENOSPC;
+	if (t->n >= t->allocated) {
+		size_t want = t->allocated ? t->allocated * 2 : 64;
+		TargetProcess **a = reallocarray(t->processes, want, sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		t->processes = a;
+		t->allocated = want;
+	}
+	/* at most half full */
+	if (!t->slots || (t->n + 1) * 2 > t->mask + 1) {
+		r = table_rehash(t, t->slots ? (t->mask + 1) * 2 : 128);
+		if (r < 0)
+			return r;
+	}
+	t->processes[t->n] = p;
+	t->slots[slot_of(t, p->pid)] = (uint32_t)(t->n + 1);
+	t->n++;
+	return 0;
+}
+
+static int process_push_space(TargetProcess *p, ProcessMaps *m)
+{
+	ProcessMaps **a = reallocarray(p->spaces, p->n_spaces + 1, sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	p->spaces = a;
+	p->spaces[p->n_spaces++] = m;
+	return 0;
+}
+
+static void process_admit(ProcessTable *t, TargetProcess *p)
+{
+	if (t->admit && !p->excluded)
+		p->excluded = !t->admit(t->admit_userdata, p->pid);
+}
+
+static void copy_comm(char dst[static 16], const char *comm)
+{
+	size_t n = strnlen(comm, 15);
+
+	memcpy(dst, comm, n);
+	dst[n] = '\0';
+}
+
+const char *target_process_thread_name(const TargetProcess *p, uint32_t tid)
+{
+	for (size_t i = 0; i < p->n_threads; i++)
+		if (p->threads[i].tid == tid)
+			return p->threads[i].comm;
+	return NULL;
+}
+
+static int set_thread_name(TargetProcess *p, uint32_t tid, const char *comm)
+{
+	ThreadName *a;
+
+	for (size_t i = 0; i < p->n_threads; i++)
+		if (p->threads[i].tid == tid) {
+			copy_comm(p->threads[i].comm, comm);
+			return 0;
+		}
+	a = reallocarray(p->threads, p->n_threads + 1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	p->threads = a;
+	p->threads[p->n_threads].tid = tid;
+	copy_comm(p->threads[p->n_threads++].comm, comm);
+	return 0;
+}
+
+/* A new process with one address space: 'maps' (taken), or an empty one. */
+static int process_new(uint32_t pid, ProcessMaps *maps, TargetProcess **ret)
+{
+	_cleanup_(target_process_freep) TargetProcess *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p) {
+		process_maps_free(maps);
+		return -ENOMEM;
+	}
+	p->pid = pid;
+	if (!maps) {
+		r = process_maps_new(pid, &maps);
+		if (r < 0)
+			return r;
+	}
+	r = process_push_space(p, maps);
+	if (r < 0) {
+		process_maps_free(maps);
+		return r;
+	}
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int process_table_get(ProcessTable *t, uint32_t pid, TargetProcess **ret)
+{
+	_cleanup_(target_process_freep) TargetProcess *p = NULL;
+	TargetProcess *known = process_table_find(t, pid);
+	ProcessMaps *maps = NULL;
+	char comm[16];
+	int r;
+
+	if (known) {
+		*ret = known;
+		return 0;
+	}
+	/* gone, not ours to read, or changing under us: it joins without mappings */
+	r = process_maps_load(pid, &maps);
+	if (r == -ENOMEM)
+		return r;
+	r = process_new(pid, r < 0 ? NULL : maps, &p);
+	if (r < 0)
+		return r;
+	if (task_read_comm((pid_t)pid, (pid_t)pid, comm) >= 0)
+		copy_comm(p->comm, comm);
+	else if (!maps)
+		p->exited = true;
+	process_admit(t, p);
+	r = table_insert(t, p);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int process_maps_apply_mmap2(ProcessMaps *maps, const PerfRecordMmap2 *m)
+{
+	ProcessMapping mapping = {
+		.start = m->addr,
+		.end = m->addr + m->len,
+		.pgoff = m->pgoff,
+		.inode = m->ino,
+		.dev_major = m->maj,
+		.dev_minor = m->min,
+		.prot = m->prot,
+		.path = m->filename && m->filename[0] ? (char *)m->filename : NULL,
+	};
+
+	if (m->len == 0 || mapping.end < mapping.start)
+		return 0;
+	return process_maps_add(maps, &mapping);
+}
+
+static int apply_mmap2(ProcessTable *t, const PerfRecordMmap2 *m)
+{
+	TargetProcess *p;
+	int r;
+
+	r = process_table_get(t, m->pid, &p);
+	if (r < 0)
+		return r;
+	return process_maps_apply_mmap2(p->spaces[p->n_spaces - 1], m);
+}
+
+static int apply_comm(ProcessTable *t, const PerfRecordComm *c)
+{
+	TargetProcess *p = process_table_find(t, c->pid);
+	ProcessMaps *maps = NULL;
+	int r;
+
+	if (!p) {
+		/* joining from /proc gives the new image's maps and name already */
+		return process_table_get(t, c->pid, &p);
+	}
+	if (c->exec) {
+		/* exec replaced the address space; its new mappings follow as MMAP2 records */
+		r = process_maps_new(c->pid, &maps);
+		if (r < 0)
+			return r;
+		r = process_push_space(p, maps);
+		if (r < 0) {
+			process_maps_free(maps);
+			return r;
+		}
+		/* credentials may change at exec (setuid): ask again */
+		process_admit(t, p);
+	}
+	if (c->pid == c->tid)
+		copy_comm(p->comm, c->comm);
+	return set_thread_name(p, c->tid, c->comm);
+}
+
+static int apply_fork(ProcessTable *t, const PerfRecordTask *f)
+{
+	TargetProcess *parent, *child = NULL;
+	ProcessMaps *maps = NULL;
+	int r;
+
+	/* a new thread shares its process's address space, and starts with its creator's name */
+	if (f->pid != f->tid) {
+		TargetProcess *p = process_table_find(t, f->pid);
+		const char *creator = p ? target_process_thread_name(p, f->ptid) : NULL;
+		char comm[16];
+
+		if (!creator)
+			return 0;
+		copy_comm(comm, creator); /* the list may move when it grows */
+		return set_thread_name(p, f->tid, comm);
+	}
+	if (f->pid == f->ppid || process_table_find(t, f->pid))
+		return 0;
+	parent = process_table_find(t, f->ppid);
+	if (!parent)
+		return process_table_get(t, f->pid, &child);
+	r = process_maps_clone(parent->spaces[parent->n_spaces - 1], f->pid, &maps);
+	if (r < 0)
+		return r;
+	r = process_new(f->pid, maps, &child);
+	if (r < 0)
+		return r;
+	memcpy(child->comm, parent->comm, sizeof(child->comm));
+	child->excluded = parent->excluded;
+	process_admit(t, child);
+	r = table_insert(t, child);
+	if (r < 0)
+		target_process_free(child);
+	return r;
+}
+
+int process_table_apply(ProcessTable *t, const PerfRecord *rec)
+{
+	TargetProcess *p;
+
+	switch (rec->type) {
+	case PERF_RECORD_MMAP2:
+		return apply_mmap2(t, &rec->mmap2);
+	case PERF_RECORD_COMM:
+		return apply_comm(t, &rec->comm);
+	case PERF_RECORD_FORK:
+		return apply_fork(t, &rec->task);
+	case PERF_RECORD_EXIT:
+		p = process_table_find(t, rec->task.pid);
+		if (p && rec->task.pid == rec->task.tid)
+			p->exited = true;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+const ProcessMapping *process_table_find_mapping(const ProcessTable *t, uint32_t pid,
+						 uint64_t address)
+{
+	const TargetProcess *p = process_table_find(t, pid);
+
+	for (size_t i = p ? p->n_spaces : 0; i > 0; i--) {
+		const ProcessMapping *m = process_maps_find(p->spaces[i - 1], address);
+
+		if (m && m->path && m->path[0] == '/')
+			return m;
+	}
+	return NULL;
+}
+
+const ProcessMaps *target_process_space(const TargetProcess *p, uint32_t exec_gen)
+{
+	return p->spaces[exec_gen < p->n_spaces ? exec_gen : p->n_spaces - 1];
+}
+
+size_t process_table_size(const ProcessTable *t)
+{
+	return t->n;
+}
+
+TargetProcess *process_table_at(const ProcessTable *t, size_t i)
+{
+	return i < t->n ? t->processes[i] : NULL;
+}

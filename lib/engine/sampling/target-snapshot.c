@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "target-snapshot.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cleanup.h"
+#include "perf-synth.h"
+#include "process-maps.h"
+#include "task-list.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessMaps *, process_maps_free);
+
+void record_buffer_clear(RecordBuffer *b)
+{
+	free(b->data);
+	*b = (RecordBuffer){};
+}
+
+int record_buffer_append(RecordBuffer *b, const struct perf_event_header *record)
+{
+	if (b->size + record->size > b->allocated) {
+		size_t want = b->allocated ? b->allocated : 16 * 1024;
+		uint8_t *d;
+
+		while (want < b->size + record->size)
+			want *= 2;
+		d = realloc(b->data, want);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->allocated = want;
+	}
+	memcpy(b->data + b->size, record, record->size);
+	b->size += record->size;
+	return 0;
+}
+
+int target_snapshot_process(uint32_t pid, const PerfRecordFormat *format, uint64_t time,
+			    RecordBuffer *out, size_t *ret_threads)
+{
+	_cleanup_(process_maps_freep) ProcessMaps *maps = NULL;
+	_cleanup_free_ pid_t *tids = NULL;
+	PerfSynthRecord *rec = NULL;
+	size_t n_tids;
+	int r;
+
+	r = process_maps_load(pid, &maps);
+	if (r < 0)
+		return r;
+	r = task_list_read((pid_t)pid, &tids, &n_tids);
+	if (r < 0)
+		return r;
+	/* a few KiB: off the stack of whichever thread snapshots */
+	rec = malloc(sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	/* code only: data mappings name nothing in a stack (perf synthesizes the same) */
+	for (size_t i = 0; r >= 0 && i < maps->n_mappings; i++) {
+		const ProcessMapping *m = &maps->mappings[i];
+
+		if (!(m->prot & PROT_EXEC))
+			continue;
+		r = perf_synth_mmap2(format, pid, m, time, rec);
+		if (r == -ENAMETOOLONG) {
+			r = 0;
+			continue;
+		}
+		if (r >= 0)
+			r = record_buffer_append(out, &rec->header);
+	}
+	for (size_t i = 0; r >= 0 && i < n_tids; i++) {
+		char comm[16];
+
+		/* a thread gone meanwhile keeps no name */
+		if (task_read_comm((pid_t)pid, tids[i], comm) < 0)
+			continue;
+		r = perf_synth_comm(format, pid, (uint32_t)tids[i], comm, time, rec);
+		if (r >= 0)
+			r = record_buffer_append(out, &rec->header);
+	}
+	free(rec);
+	if (r < 0)
+		return r;
+	*ret_threads = n_tids;
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The processes of a multi-process target as they are when its session
+ * starts, in the records a consumer reads anyway (perf record synthesizes the
+ * same): per process, one MMAP2 per code mapping of /proc/PID/maps and one
+ * COMM per thread. Kept as bytes until the session hands them on.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perf-record.h"
+
+typedef struct RecordBuffer {
+	uint8_t *data; /* records back to back, each 8-byte aligned and sized by its header */
+	size_t size, allocated;
+} RecordBuffer;
+
+void record_buffer_clear(RecordBuffer *b);
+int record_buffer_append(RecordBuffer *b, const struct perf_event_header *record);
+
+/*
+ * Append process 'pid' as of 'time': its code mappings and its threads' names.
+ * -ESRCH when it is gone; *ret_threads gets how many threads it has.
+ */
+int target_snapshot_process(uint32_t pid, const PerfRecordFormat *format, uint64_t time,
+			    RecordBuffer *out, size_t *ret_threads);

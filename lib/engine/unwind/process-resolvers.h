@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The SampleResolveFn of a target with many processes (a cgroup, the whole
+ * machine): one StackResolver per process — its perf map and frame cache —
+ * all sharing one SymbolCache and, in frame-pointer mode, one module per
+ * mapped file (shared-modules.h): a binary is loaded and named once however
+ * many processes run it, so the cost follows distinct binaries, not
+ * processes. DWARF unwinding keeps an address space per process.
+ *
+ *     ProcessResolvers *rs;
+ *     process_resolvers_new(&(StackResolverOptions){ .mode = ..., .cache = cache }, &rs);
+ *     options.resolve = process_resolvers_resolve; options.resolve_userdata = rs;
+ */
+
+#include <stdint.h>
+
+#include "perf-sample.h"
+#include "process-maps.h"
+#include "profile.h"
+#include "stack-resolver.h"
+
+typedef struct ProcessResolvers ProcessResolvers;
+
+/* 'options' as for stack_resolver_new(); ns_pid must be 0 (each process has its own). */
+int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers **ret);
+ProcessResolvers *process_resolvers_free(ProcessResolvers *r);
+void process_resolvers_freep(ProcessResolvers **r);
+
+/* SampleResolveFn; 'userdata' is the ProcessResolvers, 'maps' the address space of sample->pid. */
+int process_resolvers_resolve(void *userdata, const PerfSample *sample, const ProcessMaps *maps,
+			      Profile *profile, SampleStack *ret);
+
+/* Drop the resolver of a process whose samples are all resolved (it exited). */
+void process_resolvers_forget(ProcessResolvers *r, uint32_t pid);
+
+/* Processes that have a resolver now. */
+size_t process_resolvers_count(const ProcessResolvers *r);

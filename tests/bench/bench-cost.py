@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""bench-cost: what profiling costs, profd through its daemon against perf, in one run (#14).
+
+Starts a private dbus-daemon and profd on it (state in a temporary directory), then:
+- profd cold and warm: a session of workload-split (THREADS busy threads, HZ, SECONDS)
+  on profd's first sight of the binary, then WARM more on fresh processes of it; CPU is
+  what profd and its unwinder helpers used from the session's start until it is
+  completed (sampling, unwinding, the files written at finish), divided by the samples
+  the session kept. profd runs in a cgroup of its own (cgroup v2 cpu.stat usage_usec:
+  microseconds, every thread and child process included, also those that ended); without
+  cgroup v2, from /proc/PID/stat of profd and its live children (clock ticks: too coarse
+  for short warm sessions);
+- restart: profd stopped (SIGTERM) and started again on the same state directory, one
+  session of the same binary: the cold figure after a restart;
+- perf, the pinned reference: `perf record -F HZ --call-graph dwarf -p PID -o FILE --
+  sleep SECONDS` then `perf report -i FILE --stdio`, CPU from rusage, divided by the
+  samples perf wrote (`perf report --stats`); LOST records are its dropped samples;
+- ratios profd/perf, dropped samples of each;
+- target slowdown: workload-fixed-work (a fixed amount of work on THREADS threads,
+  reporting its own wall and CPU time) alone, under a profd session and under `perf
+  record -F HZ --call-graph dwarf`, runs interleaved, medians;
+- scaling: profd's warm CPU per sample with 1, 8 and 64 busy threads;
+- with --long SECONDS: one session that long, the RSS of profd and its helpers every 10 s.
+Prints a table; exit status 0 unless something failed to run.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CLK_TCK = os.sysconf('SC_CLK_TCK')
+DEST = 'org.profd.Profiler1'
+MGR_PATH = '/org/profd/Profiler1'
+MGR = 'org.profd.Profiler1.Manager'
+SES = 'org.profd.Profiler1.Session'
+
+
+def fail(msg):
+    print('FAIL: ' + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def cgroup2_root():
+    """Where cgroup v2 is mounted (None without it)."""
+    with open('/proc/self/mounts') as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == 'cgroup2':
+                return fields[1]
+    return None
+
+
+class Daemon:
+    """dbus-daemon on a private socket and profd on it."""
+
+    def __init__(self, profd, tmp, config):
+        self.profd_bin = profd
+        self.tmp = tmp
+        root = cgroup2_root()
+        self.cgroup = None
+        if root:
+            self.cgroup = os.path.join(root, os.path.basename(tmp))
+            os.mkdir(self.cgroup)
+        self.address = 'unix:path=%s/bus' % tmp
+        with open(os.path.join(tmp, 'bus.conf'), 'w') as f:
+            f.write('''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>%s</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+''' % self.address)
+        with open(os.path.join(tmp, 'profd.conf'), 'w') as f:
+            f.write(config)
+        self.bus = subprocess.Popen(['dbus-daemon', '--config-file=%s/bus.conf' % tmp, '--nofork'],
+                                    stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if os.path.exists(os.path.join(tmp, 'bus')):
+                break
+            time.sleep(0.05)
+        self.profd = None
+        self.log = open(os.path.join(tmp, 'profd.log'), 'a')
+
+    def start_profd(self):
+        """Start profd and wait until it answers and its start-up work is over (its CPU
+        stays still for 0.2 s); the CPU that start-up took (seconds)."""
+        cpu0 = self.cpu() if self.cgroup else 0
+        self.profd = subprocess.Popen(
+            [self.profd_bin, '--address=' + self.address, '--state-dir=%s/state' % self.tmp,
+             '--config=%s/profd.conf' % self.tmp], stderr=self.log)
+        if self.cgroup:
+            with open(os.path.join(self.cgroup, 'cgroup.procs'), 'w') as f:
+                f.write(str(self.profd.pid))
+        for _ in range(400):
+            if self.busctl('get-property', DEST, MGR_PATH, MGR, 'Version', check=False):
+                break
+            if self.profd.poll() is not None:
+                with open(os.path.join(self.tmp, 'profd.log')) as f:
+                    fail('profd exited during start-up: ' + f.read()[-2000:])
+            time.sleep(0.05)
+        else:
+            fail('profd did not come up on the bus')
+        # what it does once at start (reading the kernel's symbols) is not a session's cost
+        prev = self.cpu()
+        for _ in range(100):
+            time.sleep(0.2)
+            now = self.cpu()
+            if now - prev < 0.0005:
+                break
+            prev = now
+        return now - cpu0
+
+    def stop_profd(self):
+        self.profd.send_signal(signal.SIGTERM)
+        self.profd.wait()
+        self.profd = None
+
+    def close(self):
+        if self.profd:
+            self.profd.kill()
+            self.profd.wait()
+        self.bus.kill()
+        self.bus.wait()
+        if self.cgroup:
+            os.rmdir(self.cgroup)
+
+    def busctl(self, *args, check=True):
+        r = subprocess.run(['busctl', '--address=' + self.address, '--json=short'] + list(args),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            if check:
+                fail('busctl %s: %s' % (' '.join(args), r.stderr.strip()))
+            return None
+        return json.loads(r.stdout) if r.stdout.strip() else {}
+
+    def children(self):
+        """profd's live child processes (its unwinder helpers)."""
+        kids = []
+        for tid in os.listdir('/proc/%d/task' % self.profd.pid):
+            try:
+                with open('/proc/%d/task/%s/children' % (self.profd.pid, tid)) as f:
+                    kids += [int(x) for x in f.read().split()]
+            except OSError:
+                pass  # a thread that just ended
+        return kids
+
+    def cpu(self):
+        """CPU seconds of profd and its helpers so far: profd's own, its reaped children's,
+        and its live children's (the per-uid unwinder helpers live across sessions)."""
+        if self.cgroup:
+            with open(os.path.join(self.cgroup, 'cpu.stat')) as f:
+                return int(re.search(r'usage_usec (\d+)', f.read()).group(1)) / 1e6
+        total = 0
+        for pid in [self.profd.pid] + self.children():
+            try:
+                with open('/proc/%d/stat' % pid) as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue  # a helper that exited since: its CPU is in profd's cutime now
+            # fields[11..14] are utime, stime, cutime, cstime (stat fields 14-17)
+            total += sum(int(x) for x in fields[11:15])
+        return total / CLK_TCK
+
+    def rss_kib(self):
+        """Resident memory of profd and its helpers."""
+        total = 0
+        for pid in [self.profd.pid] + self.children():
+            try:
+                with open('/proc/%d/status' % pid) as f:
+                    total += int(re.search(r'VmRSS:\s+(\d+)', f.read()).group(1))
+            except OSError:
+                pass
+        return total
+
+    def session(self, pid, hz, usec, timeout):
+        """Start a session on pid, wait until completed; its path, samples, dropped, metrics."""
+        out = self.busctl('call', DEST, MGR_PATH, MGR, 'StartSession', 'uuta{sv}', str(pid),
+                          str(hz), str(usec), '0')
+        path = out['data'][1]
+        deadline = time.monotonic() + timeout
+        # every call costs profd CPU too: no polling before the window is over
+        time.sleep(usec / 1e6)
+        while True:
+            state = self.busctl('get-property', DEST, path, SES, 'State')['data']
+            if state in ('completed', 'failed'):
+                break
+            if time.monotonic() > deadline:
+                fail('session %s still %s after %d s' % (path, state, timeout))
+            time.sleep(0.05)
+        if state != 'completed':
+            fail('session %s failed: %s' % (path, self.busctl('get-property', DEST, path, SES,
+                                                               'Error')['data']))
+        samples = self.busctl('get-property', DEST, path, SES, 'SamplesCaptured')['data']
+        dropped = self.busctl('get-property', DEST, path, SES, 'SamplesDropped')['data']
+        metrics = json.loads(self.busctl('call', DEST, path, SES, 'GetMetrics')['data'][0])
+        self.busctl('call', DEST, path, SES, 'Release')
+        return path, samples, dropped, metrics
+
+
+def spawn(argv, held=False):
+    """Start argv; held: stopped before exec until go() (so a profiler can attach first)."""
+    if not held:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        time.sleep(0.05)  # past the dynamic loader
+        return p, None
+    r, w = os.pipe()
+
+    def wait_go():
+        os.close(w)
+        os.read(r, 1)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, preexec_fn=wait_go,
+                         pass_fds=(r,))
+    os.close(r)
+    return p, w
+
+
+def go(w):
+    os.write(w, b'x')
+    os.close(w)
+
+
+def profd_session(d, workload, threads, seconds, hz):
+    p, _ = spawn([workload, str(seconds + 30), str(threads)])
+    cpu0 = d.cpu()
+    path, samples, dropped, metrics = d.session(p.pid, hz, int(seconds * 1e6), seconds * 20 + 60)
+    cpu = d.cpu() - cpu0
+    p.kill()
+    p.wait()
+    if samples == 0:
+        fail('a session of %s kept no samples' % workload)
+    return {'cpu': cpu, 'samples': samples, 'dropped': dropped,
+            'us': cpu / samples * 1e6, 'collector_us': metrics['collector_cpu_nanos'] / samples / 1e3}
+
+
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def perf_stats(perf, data):
+    out = subprocess.run([perf, 'report', '-i', data, '--stats'], capture_output=True,
+                         text=True).stdout
+    def count(name):
+        m = re.search(r'^\s*%s events:\s+(\d+)' % name, out, re.M)
+        return int(m.group(1)) if m else 0
+    lost = count('LOST_SAMPLES') or count('LOST')
+    return count('SAMPLE'), lost
+
+
+def perf_session(perf, workload, threads, seconds, hz, tmp):
+    data = os.path.join(tmp, 'perf.data')
+    p, _ = spawn([workload, str(seconds + 30), str(threads)])
+    cpu0 = children_cpu()
+    subprocess.run([perf, 'record', '-q', '-F', str(hz), '--call-graph', 'dwarf', '-p', str(p.pid),
+                    '-o', data, '--', 'sleep', str(seconds)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    cpu1 = children_cpu()
+    subprocess.run([perf, 'report', '-i', data, '--stdio'], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
+    cpu2 = children_cpu()
+    p.kill()  # reaped after the measurement: its CPU is not perf's
+    p.wait()
+    samples, lost = perf_stats(perf, data)
+    os.unlink(data)
+    if samples == 0:
+        fail('perf recorded no samples')
+    return {'record_us': (cpu1 - cpu0) / samples * 1e6, 'report_us': (cpu2 - cpu1) / samples * 1e6,
+            'us': (cpu2 - cpu0) / samples * 1e6, 'samples': samples, 'dropped': lost}
+
+
+def fixed_work_times(p):
+    out, _ = p.communicate()
+    wall, cpu = (int(x) for x in out.split())
+    return wall / 1e9, cpu / 1e9
+
+
+def slowdown(d, perf, fixed_work, millions, threads, hz, runs, tmp):
+    argv = [fixed_work, str(millions), str(threads)]
+    times = {'alone': [], 'profd': [], 'perf': []}
+    for _ in range(runs):
+        p, _ = spawn(argv)
+        times['alone'].append(fixed_work_times(p))
+
+        p, w = spawn(argv, held=True)
+        out = d.busctl('call', DEST, MGR_PATH, MGR, 'StartSession', 'uuta{sv}', str(p.pid),
+                       str(hz), str(600 * 10**6), '0')
+        go(w)
+        times['profd'].append(fixed_work_times(p))
+        path = out['data'][1]
+        for _ in range(3000):
+            if d.busctl('get-property', DEST, path, SES, 'State')['data'] in ('completed', 'failed'):
+                break
+            time.sleep(0.02)
+        d.busctl('call', DEST, path, SES, 'Release')
+
+        p = subprocess.Popen([perf, 'record', '-q', '-F', str(hz), '--call-graph', 'dwarf', '-o',
+                              os.path.join(tmp, 'slow.data'), '--'] + argv,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        times['perf'].append(fixed_work_times(p))
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+            for k, v in times.items()}
+
+
+def long_session(d, workload, seconds, hz):
+    p, _ = spawn([workload, str(seconds + 30), '2'])
+    out = d.busctl('call', DEST, MGR_PATH, MGR, 'StartSession', 'uuta{sv}', str(p.pid), str(hz),
+                   str(int(seconds * 1e6)), '0')
+    path = out['data'][1]
+    start = time.monotonic()
+    rss = []
+    while d.busctl('get-property', DEST, path, SES, 'State')['data'] == 'sampling':
+        rss.append((time.monotonic() - start, d.rss_kib()))
+        time.sleep(10)
+    samples = d.busctl('get-property', DEST, path, SES, 'SamplesCaptured')['data']
+    d.busctl('call', DEST, path, SES, 'Release')
+    p.kill()
+    p.wait()
+    return rss, samples
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--profd', required=True)
+    ap.add_argument('--workload-split', required=True)
+    ap.add_argument('--fixed-work', required=True)
+    ap.add_argument('--perf', default='/usr/bin/perf')
+    ap.add_argument('--hz', type=int, default=999)
+    ap.add_argument('--seconds', type=float, default=4)
+    ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--warm', type=int, default=3)
+    ap.add_argument('--slowdown-runs', type=int, default=3)
+    ap.add_argument('--fixed-work-millions', type=int, default=150)
+    ap.add_argument('--scaling', default='1,8,64')
+    ap.add_argument('--long', type=float, default=0)
+    a = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix='profd-bench-cost.')
+    config = 'MaxDurationSec=%d\n' % max(600, int(a.long) + 60)
+    d = Daemon(a.profd, tmp, config)
+    try:
+        startup = d.start_profd()
+        print('load average at start: %s; profd CPU from %s' % (
+            open('/proc/loadavg').read().split()[0],
+            'its cgroup' if d.cgroup else '/proc/PID/stat (clock ticks)'))
+        cold = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
+        warm = [profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
+                for _ in range(a.warm)]
+        perf = perf_session(a.perf, a.workload_split, a.threads, a.seconds, a.hz, tmp)
+        d.stop_profd()
+        restartup = d.start_profd()
+        restart = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
+        warm_us = statistics.median(w['us'] for w in warm)
+
+        print('\n%d busy threads, %d Hz, %.0f s sessions' % (a.threads, a.hz, a.seconds))
+        print('%-34s %10s %9s %8s %8s %12s' % ('', 'CPU/sample', 'vs perf', 'samples', 'dropped',
+                                              'collector'))
+        rows = [('profd cold (first session)', cold), ('profd after restart', restart)]
+        rows += [('profd warm %d' % (i + 1), w) for i, w in enumerate(warm)]
+        for name, r in rows:
+            print('%-34s %8.1f us %9.3f %8d %8d %9.1f us' % (
+                name, r['us'], r['us'] / perf['us'], r['samples'], r['dropped'], r['collector_us']))
+        print('%-34s %8.1f us %9.3f' % ('profd warm, median', warm_us, warm_us / perf['us']))
+        print('%-34s %8.1f us %9s %8d %8d' % ('perf record + report', perf['us'], '1',
+                                              perf['samples'], perf['dropped']))
+        print('%-34s %8.1f us' % ('  perf record', perf['record_us']))
+        print('%-34s %8.1f us' % ('  perf report', perf['report_us']))
+        print('profd collector (drain + unwind threads) per sample: cold %.1f us, warm %.1f us'
+              % (cold['collector_us'], statistics.median(w['collector_us'] for w in warm)))
+        print('restart cold / warm = %.2f' % (restart['us'] / warm_us))
+        print('profd start-up CPU (once, before any session): first start %.1f ms, restart %.1f ms'
+              % (startup * 1e3, restartup * 1e3))
+
+        s = slowdown(d, a.perf, a.fixed_work, a.fixed_work_millions, a.threads, a.hz,
+                     a.slowdown_runs, tmp)
+        print('\ntarget slowdown (workload-fixed-work %d %d, median of %d)' %
+              (a.fixed_work_millions, a.threads, a.slowdown_runs))
+        for k in ('alone', 'profd', 'perf'):
+            w, c = s[k]
+            print('%-34s wall %.3f s (x%.3f), CPU %.3f s (x%.3f)' %
+                  (k, w, w / s['alone'][0], c, c / s['alone'][1]))
+
+        print('\nscaling (profd warm, %.0f s sessions)' % a.seconds)
+        for t in (int(x) for x in a.scaling.split(',') if x):
+            profd_session(d, a.workload_split, t, 1, a.hz)  # the binary warm at this shape
+            r = profd_session(d, a.workload_split, t, a.seconds, a.hz)
+            print('%3d threads: %6.1f us/sample, %d samples, %d dropped' %
+                  (t, r['us'], r['samples'], r['dropped']))
+
+        if a.long:
+            rss, samples = long_session(d, a.workload_split, a.long, a.hz)
+            print('\n%.0f s session, %d samples; profd RSS:' % (a.long, samples))
+            for t, kib in rss:
+                print('  %5.0f s %8.1f MiB' % (t, kib / 1024))
+    finally:
+        d.close()
+        subprocess.run(['rm', '-rf', tmp])
+
+
+if __name__ == '__main__':
+    main()

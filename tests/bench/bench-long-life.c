@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench-long-life ADDRESS PROFD_PID SESSIONS PROGRAM...: a long-lived profd
+ * seeing many binaries. Runs SESSIONS sessions one after another, session i
+ * on a fresh process of PROGRAM[i % N] (0.15 s at 999 Hz; the programs are
+ * copies of one workload with build-ids of their own), releasing each, and
+ * prints profd's RSS every 50 sessions; then the baseline (after the first
+ * 10 sessions, once libc, the kernel's symbols and the allocator's arenas are
+ * in place), the highest RSS after it and the growth, as "name value unit"
+ * lines.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bus-client.h"
+#include "cleanup.h"
+#include "test-util.h"
+
+#define DEST "org.profd.Profiler1"
+#define SESSION_USEC 150000
+#define BASELINE_AFTER 10
+
+static void die(const char *what, int r, const sd_bus_error *e)
+{
+	fprintf(stderr, "%s: %s\n", what, e && e->message ? e->message : strerror(-r));
+	exit(1);
+}
+
+static pid_t spawn(const char *program)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork", -errno, NULL);
+	if (pid == 0) {
+		execl(program, program, "5", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* One session of 'pid': start, wait until it is no longer sampling or resolving, release. */
+static void one_session(sd_bus *bus, pid_t pid)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	const char *id, *path;
+	char *state = NULL;
+	int r;
+
+	r = sd_bus_call_method(bus, DEST, "/org/profd/Profiler1", "org.profd.Profiler1.Manager",
+			       "StartSession", &error, &reply, "uuta{sv}", (uint32_t)pid, 999,
+			       (uint64_t)SESSION_USEC, 0);
+	if (r < 0)
+		die("StartSession", r, &error);
+	r = sd_bus_message_read(reply, "so", &id, &path);
+	if (r < 0)
+		die("StartSession reply", r, NULL);
+	for (;;) {
+		r = sd_bus_get_property_string(bus, DEST, path, "org.profd.Profiler1.Session",
+					       "State", &error, &state);
+		if (r < 0)
+			die("State", r, &error);
+		if (strcmp(state, "completed") == 0 || strcmp(state, "failed") == 0)
+			break;
+		free(state);
+		state = NULL;
+		usleep(20000);
+	}
+	if (strcmp(state, "completed") != 0) {
+		fprintf(stderr, "session of %d %s\n", (int)pid, state);
+		exit(1);
+	}
+	free(state);
+	r = sd_bus_call_method(bus, DEST, path, "org.profd.Profiler1.Session", "Release", &error,
+			       NULL, "");
+	if (r < 0)
+		die("Release", r, &error);
+}
+
+int main(int argc, char **argv)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	long baseline = -1, highest = 0, kib;
+	unsigned sessions;
+	int n_programs, r;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: bench-long-life ADDRESS PROFD_PID SESSIONS PROGRAM...\n");
+		return 2;
+	}
+	sessions = (unsigned)strtoul(argv[3], NULL, 10);
+	n_programs = argc - 4;
+	r = bus_client_open(argv[1], &bus);
+	if (r < 0)
+		die("connect", r, NULL);
+	printf("rss_start %ld KiB\n", test_process_status_kib(atoi(argv[2]), "VmRSS"));
+	for (unsigned i = 0; i < sessions; i++) {
+		pid_t pid = spawn(argv[4 + i % (unsigned)n_programs]);
+		int status;
+
+		usleep(20000); /* past the dynamic loader */
+		one_session(bus, pid);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		kib = test_process_status_kib(atoi(argv[2]), "VmRSS");
+		if (i + 1 == BASELINE_AFTER)
+			baseline = kib;
+		if (i + 1 > BASELINE_AFTER && kib > highest)
+			highest = kib;
+		if ((i + 1) % 50 == 0) {
+			printf("rss_after_%u_sessions %ld KiB\n", i + 1, kib);
+			fflush(stdout);
+		}
+	}
+	printf("rss_baseline %ld KiB (after %d sessions)\n", baseline, BASELINE_AFTER);
+	printf("rss_highest %ld KiB\n", highest);
+	printf("rss_growth %ld KiB\n", highest - baseline);
+	return 0;
+}

@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The sandboxed unwinders under a real profd (DESIGN.md §8): one per caller
+# uid, running with no capability, NO_NEW_PRIVS and a seccomp filter; two
+# users at 999 Hz both lose nothing; one user's unwinder stopped (SIGSTOP) or
+# crashed fails only that user's session, the other user's completes with
+# nothing lost, profd goes on, and the next session of that user gets a new
+# unwinder.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/unwinder-lib.sh"
+
+cat >"$T/profd.conf" <<EOC
+[Profiler]
+UnwinderTimeoutSec=4
+UnwinderIdleSec=60
+EOC
+start_bus
+start_profd
+profd_pid=$PROFD_PID
+
+spawn_workload 2 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 2
+nobody_target=$SPAWNED
+spawn_workload 2 "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 300 2
+other_target=$SPAWNED
+
+# both users at once, 999 Hz on two busy threads each
+a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 3000000)
+b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 3000000)
+[[ -n $a && -n $b ]] || fail "the sessions did not start"
+wait_until 30 has_unwinder $OTHER || fail "no unwinder started for uid $OTHER"
+for uid in $NOBODY $OTHER; do
+	p=$(unwinder_pid $uid)
+	[[ -n $p ]] || fail "no unwinder started for uid $uid"
+	grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/$p/status || fail "unwinder $p has capabilities"
+	grep -q '^CapPrm:[[:space:]]*0000000000000000$' /proc/$p/status || fail "unwinder $p may regain capabilities"
+	grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$p/status || fail "unwinder $p lacks NoNewPrivs"
+	grep -q '^Seccomp:[[:space:]]*2$' /proc/$p/status || fail "unwinder $p has no seccomp filter"
+	[[ $(cat /proc/$p/comm) == profd-unwinder ]] || fail "pid $p is not an unwinder"
+done
+[[ $(unwinder_pid $NOBODY) != "$(unwinder_pid $OTHER)" ]] || fail "two users share an unwinder"
+ok "one unwinder per uid: CapEff 0, CapPrm 0, NoNewPrivs 1, Seccomp 2"
+
+for s in "$a" "$b"; do
+	[[ $(wait_finished "$s" 30) == completed ]] || fail "session $s failed: $(prop "$s" Error)"
+	(( $(prop "$s" SamplesCaptured) > 0 )) || fail "session $s took no sample"
+	[[ $(prop "$s" SamplesDropped) == 0 ]] || fail "session $s dropped $(prop "$s" SamplesDropped): $(drops "$s")"
+done
+"$EXPORT_TO_FD" "$BUS" "$a" folded "$T/a.folded" 2>/dev/null || fail "cannot export"
+grep -q split_ "$T/a.folded" || fail "the unwinder did not name the workload's functions"
+ok "two users at 999 Hz: both complete, nothing dropped, named frames"
+
+# uid OTHER's unwinder stops answering: only its session fails, after the timeout
+stopped=$(unwinder_pid $OTHER)
+kill -STOP "$stopped"
+a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 3000000)
+b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 3000000)
+[[ $(wait_finished "$a" 30) == completed ]] || fail "uid $NOBODY's session failed beside a stopped unwinder: $(prop "$a" Error)"
+[[ $(prop "$a" SamplesDropped) == 0 ]] || fail "uid $NOBODY's session dropped $(prop "$a" SamplesDropped) beside a stopped unwinder: $(drops "$a")"
+[[ $(wait_finished "$b" 30) == failed ]] || fail "the stopped unwinder's session did not fail"
+prop "$b" Error | grep -q "did not answer in time" || fail "unclear error: $(prop "$b" Error)"
+wait_until 10 test ! -e /proc/$stopped || fail "the stopped unwinder was not ended"
+ok "a stopped unwinder fails only its uid's session; the other user's loses nothing"
+
+b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 1000000)
+[[ $(wait_finished "$b" 30) == completed ]] || fail "uid $OTHER's next session failed: $(prop "$b" Error)"
+[[ $(unwinder_pid $OTHER) != "$stopped" ]] || fail "no new unwinder for uid $OTHER"
+ok "the next session of that uid gets a new unwinder"
+
+# uid NOBODY's unwinder crashes mid-session
+a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 20000000)
+b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 2000000)
+crashed=$(unwinder_pid $NOBODY)
+wait_until 30 sampled "$a" || fail "the session took no sample"
+# SIGABRT, as a failed assertion in libdw would (AddressSanitizer would take a SIGSEGV for its own)
+kill -ABRT "$crashed"
+[[ $(wait_finished "$a" 30) == failed ]] || fail "the crashed unwinder's session did not fail"
+prop "$a" Error | grep -q "killed by signal 6" || fail "unclear error: $(prop "$a" Error)"
+[[ $(wait_finished "$b" 30) == completed ]] || fail "uid $OTHER's session failed beside a crash: $(prop "$b" Error)"
+kill -0 "$profd_pid" 2>/dev/null || fail "profd died"
+a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 499 1000000)
+[[ $(wait_finished "$a" 30) == completed ]] || fail "uid $NOBODY's next session failed: $(prop "$a" Error)"
+ok "a crashed unwinder fails only its uid's session; profd goes on and starts a new one"

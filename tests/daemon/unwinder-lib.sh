@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Helpers of the sandboxed-unwinder tests; sourced after lib.sh.
+
+# unwinder_pid UID: the pid of the newest unwinder profd started for UID
+unwinder_pid() {
+	grep -o "started the unwinder of uid $1 (pid [0-9]*)" "$T/profd.log" | tail -n 1 |
+		grep -o '[0-9]*)' | tr -d ')'
+}
+
+# has_unwinder UID: profd started an unwinder for UID (for wait_until: asks again each time)
+has_unwinder() {
+	[[ -n $(unwinder_pid "$1") ]]
+}
+
+# sampled SESSION: it took a sample (for wait_until: asks again each time)
+sampled() {
+	(($(prop "$1" SamplesCaptured) > 0))
+}
+
+# session_as USER... -- PID HZ DURATION_USEC: start a session as the user, print its path
+session_as() {
+	local who=()
+	while [[ $1 != -- ]]; do
+		who+=("$1")
+		shift
+	done
+	shift
+	"${who[@]}" busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+		"$1" "$2" "$3" 1 kernel b false | awk '{ print $3 }' | tr -d '"'
+}
+
+# drops SESSION: where its dropped samples went (ring LOST records, a full backlog, throttling)
+drops() {
+	bctl --json=short call $DEST "$1" $SES GetMetrics | python3 -c 'import json, sys
+m = json.loads(json.load(sys.stdin)["data"][0])
+print(" ".join("%s=%s" % (k, v) for k, v in sorted(m.items())
+               if any(w in k for w in ("drop", "lost", "throttl", "backlog"))))'
+}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Unit and cgroup targets under the installed unit, against systemd's real
+# GetUnit/ControlGroup and the cgroup tree ProtectControlGroups= leaves
+# read-only: root profiles a system unit by name and by cgroup; an ordinary
+# user's own user unit (her user manager started it) is refused for now, saying
+# why (many processes are named inside profd: root's sessions only); she is
+# refused a system unit and the whole machine, and another user her unit, each
+# with AccessDenied saying why.
+source "$(dirname "$0")/lib.sh"
+
+boot_system
+alice=$(add_user alice)
+bob=$(add_user bob)
+
+# named_in FILE FUNCTION: FILE (a folded profile inside) has samples in FUNCTION
+named_in() {
+	in_container awk -v f="$2" 'index($0, f) { n += $NF } END { exit !(n > 0) }' "$1"
+}
+
+# a system unit
+in_container systemd-run --quiet --unit=spin-system $TESTS_BIN/workload-split 60 1 ||
+	fail "systemd-run --unit=spin-system failed"
+system_cg=$(in_container systemctl show -P ControlGroup spin-system.service)
+[[ $system_cg == /system.slice/spin-system.service ]] || fail "spin-system.service's cgroup is '$system_cg'"
+out=$(in_container profctl record --unit spin-system.service -d 2 -o /root/unit.folded 2>&1) ||
+	fail "root cannot profile spin-system.service: $out"
+named_in /root/unit.folded split_heavy || fail "root's profile of spin-system.service is unnamed: $out"
+out=$(in_container profctl record --cgroup "$system_cg" -d 1 -o /root/cgroup.folded 2>&1) ||
+	fail "root cannot profile cgroup $system_cg: $out"
+named_in /root/cgroup.folded split_heavy || fail "root's profile of cgroup $system_cg is unnamed: $out"
+ok "root profiled the system unit spin-system.service by name and by its cgroup $system_cg"
+
+# alice's user unit, started by her user manager
+start_user_manager alice >/dev/null
+as_user_manager alice systemd-run --user --quiet --unit=spin $TESTS_BIN/workload-split 60 1 ||
+	fail "systemd-run --user as uid $alice failed"
+alice_cg=$(as_user_manager alice systemctl --user show -P ControlGroup spin.service)
+[[ $alice_cg == "/user.slice/user-$alice.slice/user@$alice.service/"*spin.service ]] ||
+	fail "alice's spin.service's cgroup is '$alice_cg'"
+# a user's multi-process target is named inside profd, which only root's
+# sessions may be (the unwinder helper takes one process): refused, saying so
+if out=$(as_user alice profctl record --unit spin.service -d 1 -o /home/alice/unit.folded 2>&1); then
+	fail "uid $alice profiled her user unit; the refusal this test expects is gone: update it"
+fi
+[[ $out == *"only uid 0's sessions may have"*"one by one"* ]] ||
+	fail "uid $alice's refusal of her user unit does not say why: $out"
+ok "uid $alice's user unit spin.service ($alice_cg) is refused, saying why: $out"
+
+# refusals say why
+if out=$(as_user alice profctl record --unit spin-system.service -d 1 -o /home/alice/no.folded 2>&1); then
+	fail "uid $alice profiled the system unit spin-system.service"
+fi
+[[ $out == *"may not profile cgroup"*"$system_cg"* ]] || fail "uid $alice's refusal of a system unit does not say why: $out"
+err=$(busctl_error as_user alice busctl call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	0 99 1000000 1 unit s spin-system.service)
+[[ $err == "org.freedesktop.DBus.Error.AccessDenied: uid $alice may not profile cgroup"* ]] ||
+	fail "uid $alice's StartSession of a system unit: $err"
+ok "uid $alice refused the system unit: $err"
+err=$(busctl_error as_user bob busctl call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	0 99 1000000 1 cgroup s "$alice_cg")
+[[ $err == "org.freedesktop.DBus.Error.AccessDenied: uid $bob may not profile cgroup"* ]] ||
+	fail "uid $bob's StartSession of uid $alice's unit: $err"
+ok "uid $bob refused uid $alice's user unit: $err"
+err=$(busctl_error as_user alice busctl call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	0 99 1000000 1 system b true)
+[[ $err == "org.freedesktop.DBus.Error.AccessDenied: uid $alice may not profile the whole machine"* ]] ||
+	fail "uid $alice's StartSession of the whole machine: $err"
+ok "uid $alice refused the whole machine: $err"

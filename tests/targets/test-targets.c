@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-targets CASE: the Collector on targets beyond one pid — a cgroup, the
+ * whole machine — and the bpf backend through it, against real workloads,
+ * real cgroups and real perf events. Needs root (cgroups, system-wide events).
+ * Workloads from the environment: WORKLOAD_SPLIT (no frame pointers),
+ * WORKLOAD_SPLIT_FP (frame pointers), WORKLOAD_SYSCALLS.
+ *
+ *   cgroup            auto picks perf-dwarf: a cgroup with a process in it from the
+ *                     start and one that moves in mid-session, a busy one outside:
+ *                     both inside named (DWARF-unwound), nothing of the outside one,
+ *                     folded stacks start with each one's process
+ *   cgroup-admit      an admit rule that refuses one of two processes: its samples
+ *                     are counted as excluded, none is kept
+ *   system            auto picks bpf for the whole machine: the workload's hot
+ *                     function and at least two other processes, each with its
+ *                     process frame; the collector's own process left out
+ *   system-perf-dwarf perf-dwarf on the whole machine: the same, unwound with DWARF
+ *   pid-bpf           --backend=bpf on one process works through the Collector
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup-fixture.h"
+#include "cleanup.h"
+#include "collector.h"
+#include "export.h"
+#include "profile-query.h"
+#include "test-util.h"
+#include "workload-process.h"
+
+/* The folded export; every line must start with "comm-pid;": returns the distinct pids. */
+static size_t folded_processes(const Profile *p, uint32_t *pids, size_t max)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t size = 0, n = 0;
+
+	if (export_profile_to_memory(p, EXPORT_FOLDED, &text, &size) < 0)
+		return 0;
+	for (char *line = text, *next; line && *line; line = next) {
+		char *semi = strchr(line, ';'), *dash;
+		unsigned long pid;
+		bool seen = false;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		dash = semi ? memrchr(line, '-', (size_t)(semi - line)) : NULL;
+		if (!dash || sscanf(dash + 1, "%lu;", &pid) != 1) {
+			CHECK(false, "folded line without a process frame: %s", line);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			seen = seen || pids[i] == pid;
+		if (!seen && n < max)
+			pids[n++] = (uint32_t)pid;
+	}
+	return n;
+}
+
+typedef struct Run {
+	Collector *collector;
+	SamplingMetrics metrics;
+	Profile *profile;
+} Run;
+
+static void run_done(Run *r)
+{
+	profile_free(r->profile);
+	collector_free(r->collector);
+}
+
+static int run_start(Run *r, pid_t pid, const CollectorOptions *o)
+{
+	int k;
+
+	*r = (Run){};
+	k = collector_new(pid, o, &r->collector);
+	if (k < 0) {
+		fprintf(stderr, "collector_new: %s\n", strerror(-k));
+		return k;
+	}
+	k = collector_start(r->collector);
+	if (k < 0)
+		fprintf(stderr, "collector_start: %s\n", strerror(-k));
+	return k;
+}
+
+static void run_finish(Run *r)
+{
+	int k = collector_wait(r->collector);
+
+	CHECK(k == 0, "collector: %s", strerror(-k));
+	collector_get_metrics(r->collector, &r->metrics);
+	print_metrics(&r->metrics);
+	r->profile = collector_steal_profile(r->collector);
+	if (!r->profile) {
+		fprintf(stderr, "no profile\n");
+		exit(EXIT_FAILURE);
+	}
+}
+
+static void stop_collector(void *collector)
+{
+	collector_stop(collector);
+}
+
+static int test_cgroup(void)
+{
+	_cleanup_(cgroup_fixture_done) CgroupFixture cg = {};
+	const char *split = env_path("WORKLOAD_SPLIT");
+	SamplingTarget *target = NULL;
+	/* 60 s: a hang guard, the late one's CPU time ends the window */
+	CollectorOptions o = { .sampling = { .hz = 199, .duration_nanos = 60 * NSEC } };
+	CgroupLateJoin join = { .cg = &cg, .path = split, .stop = stop_collector };
+	pid_t inside, late, outside;
+	uint32_t pids[16];
+	size_t n;
+	Run run;
+
+	cgroup_fixture_new(&cg);
+	inside = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
+	outside = spawn(split, "300", "1", NULL);
+	wait_threads(inside, 1, "workload-split");
+	wait_threads(outside, 1, "workload-split");
+	CHECK(sampling_target_new_cgroup(cg.name, &target) >= 0, "cgroup target %s", cg.name);
+	if (!target)
+		return test_result();
+	o.sampling.target = target;
+	if (run_start(&run, 0, &o) < 0)
+		return EXIT_FAILURE;
+	join.inside = inside;
+	join.stop_arg = run.collector;
+	cgroup_late_join_start(&join);
+	run_finish(&run);
+	late = cgroup_late_join_finish(&join); /* moved in mid-session */
+	reap(inside);
+	reap(late);
+	reap(outside);
+
+	printf("inside %d: %" PRIu64 " samples, late %d: %" PRIu64 ", outside %d: %" PRIu64 "\n",
+	       (int)inside, count_samples(run.profile, (uint32_t)inside, NULL), (int)late,
+	       count_samples(run.profile, (uint32_t)late, NULL), (int)outside,
+	       count_samples(run.profile, (uint32_t)outside, NULL));
+	CHECK(strcmp(run.metrics.backend, "perf-dwarf") == 0, "auto chose %s", run.metrics.backend);
+	CHECK(run.metrics.backend_reason && strncmp(run.metrics.backend_reason, "auto", 4) == 0,
+	      "reason %s", run.metrics.backend_reason ?: "(none)");
+	CHECK(run.profile->multi_process && run.profile->pid == 0, "a multi-process profile");
+	/* no frame pointers: only DWARF unwinding finds main and split_worker */
+	CHECK(count_samples(run.profile, (uint32_t)inside, "split_worker") > 0, "inside named");
+	CHECK(count_samples(run.profile, (uint32_t)late, "split_worker") > 0, "late process named");
+	CHECK(count_samples(run.profile, (uint32_t)outside, NULL) == 0, "nothing of the outside one");
+	CHECK(process_name(run.profile, (uint32_t)inside) &&
+	      strcmp(process_name(run.profile, (uint32_t)inside), "workload-split") == 0,
+	      "inside process name %s", process_name(run.profile, (uint32_t)inside) ?: "(none)");
+	CHECK(process_name(run.profile, (uint32_t)late) &&
+	      strcmp(process_name(run.profile, (uint32_t)late), "workload-split") == 0,
+	      "late process name %s", process_name(run.profile, (uint32_t)late) ?: "(none)");
+	CHECK(run.metrics.target && strncmp(run.metrics.target, "cgroup:", 7) == 0 &&
+	      strcmp(run.metrics.target + 7, cg.name) == 0, "target %s", run.metrics.target);
+	CHECK(run.metrics.processes_seen == 2, "processes seen %" PRIu64,
+	      run.metrics.processes_seen);
+	n = folded_processes(run.profile, pids, ELEMENTSOF(pids));
+	CHECK(n == 2, "folded stacks of %zu processes", n);
+	run_done(&run);
+	sampling_target_free(target);
+	return test_result();
+}
+
+/* Admit everything but the process named by 'userdata'. */
+static bool admit_all_but(void *userdata, uint32_t pid)
+{
+	return pid != (uint32_t)*(const pid_t *)userdata;
+}
+
+static int test_cgroup_admit(void)
+{
+	_cleanup_(cgroup_fixture_done) CgroupFixture cg = {};
+	const char *split = env_path("WORKLOAD_SPLIT");
+	SamplingTarget *target = NULL;
+	/* 60 s: a hang guard; the window ends once the admitted one ran 0.2 s (~40 samples) */
+	CollectorOptions o = { .sampling = { .hz = 199, .duration_nanos = 60 * NSEC } };
+	CpuCall window = { .fn = stop_collector, .cpu.nanos = NSEC / 5 };
+	pid_t allowed, refused;
+	Run run;
+
+	cgroup_fixture_new(&cg);
+	allowed = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
+	refused = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
+	wait_threads(allowed, 1, "workload-split");
+	wait_threads(refused, 1, "workload-split");
+	CHECK(sampling_target_new_cgroup(cg.name, &target) >= 0, "cgroup target %s", cg.name);
+	if (!target)
+		return test_result();
+	o.sampling.target = target;
+	o.sampling.admit = admit_all_but;
+	o.sampling.admit_userdata = &refused;
+	if (run_start(&run, 0, &o) < 0)
+		return EXIT_FAILURE;
+	window.arg = run.collector;
+	window.cpu.pid = allowed;
+	cpu_call_start(&window);
+	run_finish(&run);
+	cpu_call_join(&window);
+	reap(allowed);
+	reap(refused);
+
+	CHECK(count_samples(run.profile, (uint32_t)allowed, NULL) > 0, "the admitted process");
+	CHECK(count_samples(run.profile, (uint32_t)refused, NULL) == 0, "samples of the refused one");
+	CHECK(run.metrics.processes_excluded == 1, "processes excluded %" PRIu64,
+	      run.metrics.processes_excluded);
+	CHECK(run.metrics.samples_excluded > 0, "its samples counted: %" PRIu64,
+	      run.metrics.samples_excluded);
+	run_done(&run);
+	sampling_target_free(target);
+	return test_result();
+}
+
+/*
+ * An idle machine may run nothing but the two workloads: both of them, each under
+ * its own process, is what shows every process is covered.
+ */
+static void check_system(const Run *run, const pid_t workloads[2], const char *hot)
+{
+	uint32_t pids[256];
+	size_t n, seen = 0;
+
+	n = folded_processes(run->profile, pids, ELEMENTSOF(pids));
+	for (size_t i = 0; i < n; i++)
+		seen += pids[i] == (uint32_t)workloads[0] || pids[i] == (uint32_t)workloads[1];
+	printf("%zu processes in the folded stacks\n", n);
+	CHECK(count_samples(run->profile, (uint32_t)workloads[0], hot) > 0, "the workload's %s", hot);
+	CHECK(count_samples(run->profile, (uint32_t)workloads[1], NULL) > 0, "the syscalls workload");
+	CHECK(seen == 2, "folded stacks of both workloads: %zu", seen);
+	CHECK(count_samples(run->profile, (uint32_t)getpid(), NULL) == 0, "the collector's own process");
+	CHECK(run->metrics.target && strcmp(run->metrics.target, "system") == 0, "target %s",
+	      run->metrics.target ?: "(none)");
+}
+
+/* The whole machine for 3 s with 'backend' (NULL: auto), a busy workload and a syscall-heavy one. */
+static void run_system(const char *backend, const char *workload, Run *run, pid_t ret_workloads[2])
+{
+	/* they outlive the window however long a loaded machine takes to start it */
+	pid_t split = spawn(workload, "300", "1", NULL);
+	pid_t sys = spawn(env_path("WORKLOAD_SYSCALLS"), "300", NULL);
+	CollectorOptions o = {
+		.sampling = { .hz = 99, .duration_nanos = 3 * NSEC, .backend = backend },
+	};
+	SamplingTarget *target = NULL;
+
+	wait_threads(split, 1, "workload-split");
+	wait_threads(sys, 1, "workload-syscalls");
+	if (sampling_target_new_system(NULL, 0, &target) < 0)
+		exit(EXIT_FAILURE);
+	o.sampling.target = target;
+	if (run_start(run, 0, &o) < 0)
+		exit(EXIT_FAILURE);
+	run_finish(run);
+	reap(split);
+	reap(sys);
+	sampling_target_free(target);
+	ret_workloads[0] = split;
+	ret_workloads[1] = sys;
+}
+
+static int test_system(void)
+{
+	pid_t workloads[2];
+	Run run;
+
+	run_system(NULL, env_path("WORKLOAD_SPLIT_FP"), &run, workloads);
+	CHECK(strcmp(run.metrics.backend, "bpf") == 0, "auto chose %s", run.metrics.backend);
+	CHECK(run.metrics.backend_reason && strstr(run.metrics.backend_reason, "whole machine"),
+	      "reason %s", run.metrics.backend_reason ?: "(none)");
+	CHECK(run.profile->untimed, "bpf keeps no times");
+	check_system(&run, workloads, "split_heavy");
+	run_done(&run);
+	return test_result();
+}
+
+static int test_system_perf_dwarf(void)
+{
+	pid_t workloads[2];
+	Run run;
+
+	run_system("perf-dwarf", env_path("WORKLOAD_SPLIT"), &run, workloads);
+	CHECK(strcmp(run.metrics.backend, "perf-dwarf") == 0, "backend %s", run.metrics.backend);
+	CHECK(!run.profile->untimed, "perf samples have times");
+	/* no frame pointers: split_worker only through DWARF */
+	check_system(&run, workloads, "split_worker");
+	run_done(&run);
+	return test_result();
+}
+
+static int test_pid_bpf(void)
+{
+	/* outlives the window however long a loaded machine takes to start it */
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT_FP"), "300", "2", NULL);
+	CollectorOptions o = {
+		.sampling = { .hz = 199, .duration_nanos = 2 * NSEC, .backend = "bpf" },
+	};
+	Run run;
+
+	wait_threads(pid, 2, "workload-split-fp");
+	if (run_start(&run, pid, &o) < 0)
+		return EXIT_FAILURE;
+	run_finish(&run);
+	reap(pid);
+	CHECK(strcmp(run.metrics.backend, "bpf") == 0, "backend %s", run.metrics.backend);
+	CHECK(strcmp(run.metrics.backend_reason, "requested") == 0, "reason %s",
+	      run.metrics.backend_reason);
+	CHECK(run.profile->pid == (uint32_t)pid && !run.profile->multi_process, "one process");
+	CHECK(count_samples(run.profile, 0, "split_heavy") > 0, "split_heavy named");
+	CHECK(run.metrics.samples_captured == run.profile->n_samples, "captured %" PRIu64 " vs %zu",
+	      run.metrics.samples_captured, run.profile->n_samples);
+	CHECK(run.metrics.threads_seen == 2, "threads %" PRIu64, run.metrics.threads_seen);
+	run_done(&run);
+	return test_result();
+}
+
+int main(int argc, char **argv)
+{
+	static const TestCase cases[] = {
+		{ "cgroup", test_cgroup },
+		{ "cgroup-admit", test_cgroup_admit },
+		{ "system", test_system },
+		{ "system-perf-dwarf", test_system_perf_dwarf },
+		{ "pid-bpf", test_pid_bpf },
+	};
+
+	return test_run_case(argc, argv, cases, ELEMENTSOF(cases));
+}
