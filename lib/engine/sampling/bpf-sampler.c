@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bpf-buckets.h"
@@ -21,13 +20,11 @@
 #include "profile.skel.h"
 #include "recorded-files.h"
 #include "sampling-request.h"
-#include "session-timers.h"
+#include "session-loop.h"
 #include "side-band.h"
 #include "task-list.h"
 #include "time-util.h"
 
-/* Read the side band and the live counters at least this often. */
-#define TICK_NANOS (250ULL * 1000000ULL)
 /* Side band ring per CPU: the whole machine maps and forks more than one process. */
 #define SIDE_BAND_BYTES_SYSTEM (512U * 1024U)
 #define SIDE_BAND_BYTES (128U * 1024U)
@@ -36,16 +33,7 @@
 #define MAX_STACK_ENTRIES 32768U
 #define MAX_COUNT_ENTRIES 65536U
 
-typedef enum SamplerSource {
-	SOURCE_PID = SESSION_SOURCE_OWN,
-	SOURCE_SIDE_BAND,
-} SamplerSource;
-
-typedef enum SamplerState {
-	SAMPLER_CREATED,
-	SAMPLER_SAMPLING,
-	SAMPLER_FINISHED,
-} SamplerState;
+#define SOURCE_SIDE_BAND SESSION_SOURCE_BACKEND
 
 /* The program's counters, as copied at the end. */
 typedef struct BpfCounters {
@@ -54,7 +42,6 @@ typedef struct BpfCounters {
 
 struct BpfSampler {
 	const SamplingTarget *target;
-	SamplerState state;
 	SamplingRequest request;
 	const char *event, *end_reason;
 	bool kernel;
@@ -77,16 +64,13 @@ struct BpfSampler {
 	RecordedFiles files;
 	TargetFileOpener opener;     /* files, for the resolvers */
 
-	SessionTimers timers;
-	int pid_fd;
-	uint64_t start_mono, start_unix, end_mono, deadline;
-	int error;
+	SessionLoop loop;
+	uint64_t start_mono, start_unix, end_mono;
 
 	/* final figures */
 	BpfCounters counters;
 	BpfBucketStats stats;
 	uint64_t program_runs, program_nanos, side_band_lost, side_band_bytes;
-	uint64_t collector_cpu_nanos;
 };
 
 int bpf_sampler_probe(void)
@@ -123,8 +107,7 @@ BpfSampler *bpf_sampler_free(BpfSampler *s)
 	process_resolvers_free(s->resolvers);
 	process_table_free(s->processes);
 	profile_free(s->profile);
-	session_timers_close(&s->timers);
-	safe_close(s->pid_fd);
+	session_loop_close(&s->loop);
 	bpf_bucket_stats_clear(&s->stats);
 	free(s->target_name);
 	free(s);
@@ -307,25 +290,10 @@ static int open_fds(BpfSampler *s)
 {
 	int r;
 
-	r = session_timers_open(&s->timers);
+	r = session_timers_open(&s->loop.timers);
 	if (r < 0 || s->target->kind != SAMPLING_TARGET_PID)
 		return r;
-	/* the target's exit, even when it is not our child */
-	s->pid_fd = (int)syscall(SYS_pidfd_open, s->target->pid, 0);
-	if (s->pid_fd < 0)
-		return errno == ESRCH ? -ESRCH : negative_errno();
-	return session_timers_watch(&s->timers, s->pid_fd, SOURCE_PID, 0);
-}
-
-/* A static name for the metrics: the option string belongs to the caller. */
-static const char *event_name(const char *event)
-{
-	static const char *const names[] = { "cpu-clock", "task-clock", "cycles" };
-
-	for (size_t i = 0; event && i < ELEMENTSOF(names); i++)
-		if (strcmp(event, names[i]) == 0)
-			return names[i];
-	return names[0];
+	return session_loop_watch_exit(&s->loop, s->target->pid);
 }
 
 static int apply_options(BpfSampler *s, const SamplingOptions *o)
@@ -342,7 +310,7 @@ static int apply_options(BpfSampler *s, const SamplingOptions *o)
 	r = perf_event_attr_build(&(PerfEventConfig){ .event = o->event, .hz = s->request.hz }, &base);
 	if (r < 0)
 		return r;
-	s->event = event_name(o->event);
+	s->event = perf_event_name(o->event);
 	s->attr = (struct perf_event_attr){
 		.type = base.type,
 		.size = sizeof(s->attr),
@@ -395,10 +363,8 @@ int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options
 	if (!s)
 		return -ENOMEM;
 	s->target = target;
-	s->timers = SESSION_TIMERS_NULL;
-	s->pid_fd = -1;
+	s->loop = SESSION_LOOP_NULL;
 	s->end_reason = "running";
-	s->deadline = UINT64_MAX;
 	options = options ? options : &defaults;
 	r = apply_options(s, options);
 	if (r < 0)
@@ -443,7 +409,7 @@ int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options
 								  : SIDE_BAND_BYTES,
 			   &s->side_band);
 	if (r >= 0)
-		r = side_band_watch(s->side_band, &s->timers, SOURCE_SIDE_BAND);
+		r = side_band_watch(s->side_band, &s->loop.timers, SOURCE_SIDE_BAND);
 	if (r < 0)
 		return r;
 	r = join_processes(s);
@@ -453,7 +419,7 @@ int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options
 	if (r < 0)
 		return r;
 
-	s->collector_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	s->loop.cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -469,15 +435,11 @@ static uint64_t default_capacity(const BpfSampler *s)
 	return sampling_default_budget(s->request.hz, s->request.duration, threads, s->n_cpus);
 }
 
-int bpf_sampler_start(BpfSampler *s)
+static int sampler_start(void *userdata)
 {
-	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	BpfSampler *s = userdata;
 	int r;
 
-	if (!s)
-		return -EINVAL;
-	if (s->state != SAMPLER_CREATED)
-		return -EALREADY;
 	s->ring_capacity = s->explicit_ring_capacity ?: default_capacity(s);
 	if (s->ring_capacity_limit > 0 && s->ring_capacity > s->ring_capacity_limit)
 		s->ring_capacity = s->ring_capacity_limit;
@@ -485,9 +447,8 @@ int bpf_sampler_start(BpfSampler *s)
 
 	s->start_unix = clock_nanos(CLOCK_REALTIME);
 	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
-	s->deadline = s->start_mono + s->request.duration;
 	s->profile->start_unix_nanos = s->start_unix;
-	r = session_timers_arm(&s->timers, s->deadline, TICK_NANOS);
+	r = session_loop_arm(&s->loop, s->start_mono + s->request.duration);
 	if (r < 0)
 		return r;
 	/* attaching enables each event: sampling starts here */
@@ -500,30 +461,28 @@ int bpf_sampler_start(BpfSampler *s)
 		s->event_fds[i] = -1; /* the link closes it */
 		s->links[s->n_links++] = link;
 	}
-	s->state = SAMPLER_SAMPLING;
-	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	return 0;
 }
 
 void bpf_sampler_stop(BpfSampler *s)
 {
 	if (s)
-		session_timers_stop(&s->timers);
+		session_timers_stop(&s->loop.timers);
 }
 
 int bpf_sampler_get_fd(const BpfSampler *s)
 {
-	return s ? s->timers.epoll_fd : -EINVAL;
+	return s ? s->loop.timers.epoll_fd : -EINVAL;
 }
 
 uint64_t bpf_sampler_get_deadline(const BpfSampler *s)
 {
-	return s && s->state == SAMPLER_SAMPLING ? s->deadline : UINT64_MAX;
+	return s ? session_loop_deadline(&s->loop) : UINT64_MAX;
 }
 
 bool bpf_sampler_is_finished(const BpfSampler *s)
 {
-	return s && s->state == SAMPLER_FINISHED;
+	return s && s->loop.phase == SESSION_PHASE_FINISHED;
 }
 
 static BpfCounters read_counters(const BpfSampler *s)
@@ -551,8 +510,9 @@ static void read_program_stats(BpfSampler *s)
 	s->program_nanos = info.run_time_ns;
 }
 
-static int sampler_finish(BpfSampler *s, const char *reason)
+static int sampler_finish(void *userdata, const char *reason)
 {
+	BpfSampler *s = userdata;
 	int r, k;
 
 	/* detaching stops the events; the maps keep what was counted */
@@ -575,10 +535,7 @@ static int sampler_finish(BpfSampler *s, const char *reason)
 		r = k;
 
 	s->end_reason = reason;
-	s->state = SAMPLER_FINISHED;
 	s->profile->duration_nanos = s->end_mono - s->start_mono;
-	session_timers_disarm(&s->timers);
-	s->pid_fd = safe_close(s->pid_fd);
 	/* the maps are locked memory and the side band's rings too: give them back now */
 	s->side_band_lost = side_band_lost(s->side_band);
 	s->side_band_bytes = side_band_bytes(s->side_band);
@@ -588,82 +545,38 @@ static int sampler_finish(BpfSampler *s, const char *reason)
 	return r;
 }
 
-static int sampler_step(BpfSampler *s)
+static int sampler_drain(void *userdata)
 {
-	unsigned ready;
-	int r;
-
-	if (s->state == SAMPLER_FINISHED)
-		return s->error < 0 ? s->error : 0;
-	if (s->state != SAMPLER_SAMPLING)
-		return -ENOTCONN;
-
-	ready = session_timers_ready(&s->timers);
-	r = drain_side_band(s);
-	if (r < 0)
-		return r;
-
-	if (__atomic_load_n(&s->skel->bss->budget_end_ns, __ATOMIC_RELAXED) != 0)
-		r = sampler_finish(s, "buffer-full");
-	else if (ready & (1U << SESSION_SOURCE_STOP))
-		r = sampler_finish(s, "stopped");
-	else if (ready & (1U << SOURCE_PID))
-		r = sampler_finish(s, "target-exited");
-	else if ((ready & (1U << SESSION_SOURCE_DEADLINE)) ||
-		 clock_nanos(CLOCK_MONOTONIC) >= s->deadline)
-		r = sampler_finish(s, "duration");
-	else
-		return 1;
-	return r < 0 ? r : 0;
+	return drain_side_band(userdata);
 }
 
-static int sampler_step_or_fail(BpfSampler *s)
+static bool sampler_budget_reached(void *userdata)
 {
-	int r = sampler_step(s);
+	BpfSampler *s = userdata;
 
-	if (r < 0) {
-		s->error = r;
-		if (s->state != SAMPLER_FINISHED)
-			(void)sampler_finish(s, "failed");
-	}
-	return r;
+	return __atomic_load_n(&s->skel->bss->budget_end_ns, __ATOMIC_RELAXED) != 0;
+}
+
+static const SessionLoopOps sampler_loop_ops = {
+	.start = sampler_start,
+	.drain = sampler_drain,
+	.budget_reached = sampler_budget_reached,
+	.finish = sampler_finish,
+};
+
+int bpf_sampler_start(BpfSampler *s)
+{
+	return s ? session_loop_start(&s->loop, &sampler_loop_ops, s) : -EINVAL;
 }
 
 int bpf_sampler_process(BpfSampler *s)
 {
-	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
-	int r;
-
-	if (!s)
-		return -EINVAL;
-	r = sampler_step_or_fail(s);
-	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-	return r;
+	return s ? session_loop_process(&s->loop, &sampler_loop_ops, s) : -EINVAL;
 }
 
 int bpf_sampler_run(BpfSampler *s)
 {
-	uint64_t cpu_start;
-	int r;
-
-	if (!s)
-		return -EINVAL;
-	if (s->state == SAMPLER_CREATED) {
-		r = bpf_sampler_start(s);
-		if (r < 0)
-			return r;
-	}
-	cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
-	while ((r = sampler_step_or_fail(s)) > 0) {
-		r = session_timers_wait(&s->timers);
-		if (r < 0) {
-			s->error = r;
-			(void)sampler_finish(s, "failed");
-			break;
-		}
-	}
-	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-	return r;
+	return s ? session_loop_run(&s->loop, &sampler_loop_ops, s) : -EINVAL;
 }
 
 const Profile *bpf_sampler_get_profile(const BpfSampler *s)
@@ -673,7 +586,7 @@ const Profile *bpf_sampler_get_profile(const BpfSampler *s)
 
 Profile *bpf_sampler_steal_profile(BpfSampler *s)
 {
-	if (!s || s->state != SAMPLER_FINISHED)
+	if (!s || s->loop.phase != SESSION_PHASE_FINISHED)
 		return NULL;
 	return TAKE_PTR(s->profile);
 }
@@ -685,11 +598,10 @@ const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s)
 
 void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 {
-	bool finished = s->state == SAMPLER_FINISHED;
-	BpfCounters c = finished ? s->counters : s->state == SAMPLER_SAMPLING ? read_counters(s)
-									     : (BpfCounters){};
-	uint64_t end = finished ? s->end_mono :
-		       s->state == SAMPLER_SAMPLING ? clock_nanos(CLOCK_MONOTONIC) : s->start_mono;
+	bool finished = s->loop.phase == SESSION_PHASE_FINISHED;
+	bool sampling = s->loop.phase == SESSION_PHASE_SAMPLING;
+	BpfCounters c = finished ? s->counters : sampling ? read_counters(s) : (BpfCounters){};
+	uint64_t end = finished ? s->end_mono : sampling ? clock_nanos(CLOCK_MONOTONIC) : s->start_mono;
 
 	*ret = (SamplingMetrics){
 		/* live: what the program counted so far; final: what the profile holds */
@@ -711,7 +623,7 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 		.end_reason = s->end_reason,
 		.ring_capacity = s->ring_capacity,
 		.ring_bytes = s->side_band ? side_band_bytes(s->side_band) : s->side_band_bytes,
-		.collector_cpu_nanos = s->collector_cpu_nanos,
+		.collector_cpu_nanos = s->loop.cpu_nanos,
 		.unwind_failures = s->stats.unwind_failures,
 		.truncated_stacks = s->stats.truncated_stacks,
 		.target = s->target_name,

@@ -26,6 +26,14 @@ static const struct {
 /* kernel.perf_event_max_stack's default; the callchain also carries context markers */
 #define CALLCHAIN_MAX_WORDS (1 + 127 + 8)
 
+const char *perf_event_name(const char *event)
+{
+	for (size_t i = 0; event && i < ELEMENTSOF(events); i++)
+		if (strcmp(events[i].name, event) == 0)
+			return events[i].name;
+	return events[0].name;
+}
+
 int perf_event_attr_build(const PerfEventConfig *config, struct perf_event_attr *ret)
 {
 	const char *name = config->event ? config->event : "cpu-clock";

@@ -28,6 +28,9 @@ typedef struct PerfEventConfig {
 /* -EINVAL for an unknown event name. */
 int perf_event_attr_build(const PerfEventConfig *config, struct perf_event_attr *ret);
 
+/* The static name of 'event' for the metrics ("cpu-clock" for NULL or an unknown name). */
+const char *perf_event_name(const char *event);
+
 /* Upper bound of one SAMPLE record's size with this configuration. */
 size_t perf_event_max_sample_size(const PerfEventConfig *config);
 

@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,33 +19,19 @@
 #include "perf-synth.h"
 #include "profile-builder.h"
 #include "ring.h"
+#include "session-loop.h"
 #include "target-snapshot.h"
 #include "task-list.h"
 #include "tid-set.h"
 #include "time-util.h"
 
-/* Drain at least this often, so live metrics stay current while rings fill slowly. */
-#define TICK_NANOS (250ULL * 1000000ULL)
 /* Per-CPU ring: room for this long of sampling at full rate, within the bounds below. */
 /* what a ring holds at the full rate: a collector preempted on a busy machine must not lose */
 #define RING_MILLISECONDS 250
 #define RING_MIN_SAMPLES 8
 #define RING_MAX_BYTES (2048U * 1024U)
-
-/* What an epoll event is about (epoll_event.data.u32). */
-typedef enum SessionSource {
-	SOURCE_RING,
-	SOURCE_STOP,
-	SOURCE_DEADLINE,
-	SOURCE_TICK,
-	SOURCE_PID,
-} SessionSource;
-
-typedef enum SessionState {
-	SESSION_CREATED,
-	SESSION_SAMPLING,
-	SESSION_FINISHED,
-} SessionState;
+/* the rings' readiness wakes the caller; every step drains them all anyway */
+#define SOURCE_RING SESSION_SOURCE_BACKEND
 
 /* One ring per CPU; every event of that CPU writes into it. */
 typedef struct SessionRing {
@@ -62,7 +45,6 @@ struct SamplingSession {
 	pid_t pid;                    /* 0 with a multi-process target */
 	const SamplingTarget *target; /* a cgroup or the system; NULL for one process */
 	char *target_name;
-	SessionState state;
 	const char *backend, *event, *end_reason;
 	bool dwarf;
 
@@ -84,7 +66,7 @@ struct SamplingSession {
 	/* threads of the target now and at most at once, from FORK and EXIT records */
 	uint64_t threads_live, threads_peak;
 
-	int epoll_fd, stop_fd, pid_fd, deadline_fd, tick_fd;
+	SessionLoop loop;
 
 	/* where the target's records go: a caller's sink, or our own builder */
 	SamplingRecordFn sink;
@@ -104,15 +86,13 @@ struct SamplingSession {
 	TidSet admitted, refused, processes_seen;
 	uint64_t samples_excluded;
 
-	uint64_t start_mono, start_unix, end_mono, deadline;
+	uint64_t start_mono, start_unix, end_mono;
 	uint64_t last_sample_time; /* CLOCK_MONOTONIC of the latest sample kept */
 	bool budget_reached;
-	int error;
 
 	/* counters reported as metrics */
 	uint64_t samples_captured, lost_records, lost_samples, throttle_events, unthrottle_events;
 	uint64_t throttled_samples, ring_bytes, backlog_dropped, records_dropped;
-	uint64_t collector_cpu_nanos;
 };
 
 static int read_u32_file(const char *path, uint32_t *ret)
@@ -163,17 +143,6 @@ int sampling_event_check(const char *event)
 	return perf_event_attr_build(&config, &attr);
 }
 
-/* Static names for the metrics: the option strings belong to the caller. */
-static const char *event_name(const char *event)
-{
-	static const char *const names[] = { "cpu-clock", "task-clock", "cycles" };
-
-	for (size_t i = 0; event && i < ELEMENTSOF(names); i++)
-		if (strcmp(event, names[i]) == 0)
-			return names[i];
-	return names[0];
-}
-
 static void session_close_events(SamplingSession *s)
 {
 	for (size_t i = 0; i < s->n_rings; i++)
@@ -192,11 +161,7 @@ SamplingSession *sampling_session_free(SamplingSession *s)
 	session_close_events(s);
 	free(s->rings);
 	tid_set_clear(&s->opened);
-	safe_close(s->epoll_fd);
-	safe_close(s->stop_fd);
-	safe_close(s->pid_fd);
-	safe_close(s->deadline_fd);
-	safe_close(s->tick_fd);
+	session_loop_close(&s->loop);
 	profile_builder_free(s->builder);
 	process_maps_free(s->initial_maps);
 	free(s->initial_names);
@@ -240,7 +205,7 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 
 	s->dwarf = !o->backend || strcmp(o->backend, "perf-fp") != 0;
 	s->backend = s->dwarf ? "perf-dwarf" : "perf-fp";
-	s->event = event_name(o->event);
+	s->event = perf_event_name(o->event);
 
 	/* clamp, never refuse; both values are reported, the request as given (0 = default) */
 	s->requested_hz = o->hz;
@@ -319,10 +284,8 @@ static int session_map_ring(SamplingSession *s, SessionRing *ring, int fd)
 	if (r < 0)
 		return r;
 	/* edge-triggered: the event of an exited thread stays in POLLHUP forever */
-	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd,
-		      &(struct epoll_event){ .events = EPOLLIN | EPOLLET,
-					     .data.u32 = SOURCE_RING }) < 0) {
-		r = negative_errno();
+	r = session_timers_watch(&s->loop.timers, fd, SOURCE_RING, EPOLLIN | EPOLLET);
+	if (r < 0) {
 		ring->ring = ring_free(ring->ring);
 		return r;
 	}
@@ -415,7 +378,7 @@ static int session_name_thread(SamplingSession *s, pid_t tid, uint64_t time)
 	r = perf_synth_comm(&s->format, (uint32_t)s->pid, (uint32_t)tid, comm, time, &rec);
 	if (r < 0)
 		return r;
-	if (s->state != SESSION_CREATED)
+	if (s->loop.phase != SESSION_PHASE_CREATED)
 		return session_emit_synth(s, &rec);
 	names = reallocarray(s->initial_names, s->n_initial_names + 1, sizeof(*names));
 	if (!names)
@@ -597,42 +560,14 @@ static int session_open_rings(SamplingSession *s)
 	return 0;
 }
 
-static int session_add_fd(SamplingSession *s, int fd, SessionSource source)
-{
-	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd,
-		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = source }) < 0)
-		return negative_errno();
-	return 0;
-}
-
 static int session_open_fds(SamplingSession *s)
 {
 	int r;
 
-	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->epoll_fd < 0)
-		return negative_errno();
-	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->stop_fd < 0)
-		return negative_errno();
-	s->deadline_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (s->deadline_fd < 0)
-		return negative_errno();
-	s->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (s->tick_fd < 0)
-		return negative_errno();
-	r = session_add_fd(s, s->stop_fd, SOURCE_STOP);
-	if (r >= 0)
-		r = session_add_fd(s, s->deadline_fd, SOURCE_DEADLINE);
-	if (r >= 0)
-		r = session_add_fd(s, s->tick_fd, SOURCE_TICK);
+	r = session_timers_open(&s->loop.timers);
 	if (r < 0 || s->target)
 		return r; /* many processes: no one of them ends the session */
-	/* the target's exit, even when it is not our child */
-	s->pid_fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-	if (s->pid_fd < 0)
-		return errno == ESRCH ? -ESRCH : negative_errno();
-	return session_add_fd(s, s->pid_fd, SOURCE_PID);
+	return session_loop_watch_exit(&s->loop, s->pid);
 }
 
 int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSession **ret)
@@ -663,9 +598,8 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 		return -ENOMEM;
 	s->pid = pid;
 	s->target = target;
-	s->epoll_fd = s->stop_fd = s->pid_fd = s->deadline_fd = s->tick_fd = -1;
+	s->loop = SESSION_LOOP_NULL;
 	s->end_reason = "running";
-	s->deadline = UINT64_MAX;
 
 	r = session_apply_options(s, options ? options : &defaults);
 	if (r < 0)
@@ -721,22 +655,8 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 		s->threads_at_start = s->opened.count;
 	}
 
-	s->collector_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	s->loop.cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	*ret = TAKE_PTR(s);
-	return 0;
-}
-
-static int timer_arm(int fd, uint64_t first_nanos, uint64_t interval_nanos, int flags)
-{
-	struct itimerspec its = {
-		.it_value = { .tv_sec = (time_t)(first_nanos / NSEC_PER_SEC),
-			      .tv_nsec = (long)(first_nanos % NSEC_PER_SEC) },
-		.it_interval = { .tv_sec = (time_t)(interval_nanos / NSEC_PER_SEC),
-				 .tv_nsec = (long)(interval_nanos % NSEC_PER_SEC) },
-	};
-
-	if (timerfd_settime(fd, flags, &its, NULL) < 0)
-		return negative_errno();
 	return 0;
 }
 
@@ -788,15 +708,10 @@ static void session_count_thread(SamplingSession *s, int delta)
 	}
 }
 
-int sampling_session_start(SamplingSession *s)
+static int session_start(void *userdata)
 {
-	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	SamplingSession *s = userdata;
 	int r;
-
-	if (!s)
-		return -EINVAL;
-	if (s->state != SESSION_CREATED)
-		return -EALREADY;
 
 	s->threads_live = s->threads_peak = s->threads_at_start;
 	session_update_capacity(s);
@@ -806,46 +721,39 @@ int sampling_session_start(SamplingSession *s)
 		return r;
 	s->start_unix = clock_nanos(CLOCK_REALTIME);
 	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
-	s->deadline = s->start_mono + s->duration;
 	if (s->builder)
 		profile_builder_set_start(s->builder, s->start_mono, s->start_unix);
 
-	r = timer_arm(s->deadline_fd, s->deadline, 0, TFD_TIMER_ABSTIME);
-	if (r >= 0)
-		r = timer_arm(s->tick_fd, TICK_NANOS, TICK_NANOS, 0);
+	r = session_loop_arm(&s->loop, s->start_mono + s->duration);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < s->n_event_fds; i++)
 		/* ENABLE reaches the events this one's thread has handed to new threads */
 		if (ioctl(s->event_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
 			return negative_errno();
-	s->state = SESSION_SAMPLING;
-	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	return 0;
 }
 
 void sampling_session_stop(SamplingSession *s)
 {
-	uint64_t one = 1;
-
 	/* only write(): callable from signal handlers and other threads */
-	if (s && s->stop_fd >= 0)
-		(void)!write(s->stop_fd, &one, sizeof(one));
+	if (s)
+		session_timers_stop(&s->loop.timers);
 }
 
 int sampling_session_get_fd(const SamplingSession *s)
 {
-	return s ? s->epoll_fd : -EINVAL;
+	return s ? s->loop.timers.epoll_fd : -EINVAL;
 }
 
 uint64_t sampling_session_get_deadline(const SamplingSession *s)
 {
-	return s && s->state == SESSION_SAMPLING ? s->deadline : UINT64_MAX;
+	return s ? session_loop_deadline(&s->loop) : UINT64_MAX;
 }
 
 bool sampling_session_is_finished(const SamplingSession *s)
 {
-	return s && s->state == SESSION_FINISHED;
+	return s && s->loop.phase == SESSION_PHASE_FINISHED;
 }
 
 static int session_on_sample(SamplingSession *s, const struct perf_event_header *raw,
@@ -966,8 +874,10 @@ static int session_on_record(void *userdata, const struct perf_event_header *hea
 	}
 }
 
-static int session_drain(SamplingSession *s)
+static int session_drain(void *userdata)
 {
+	SamplingSession *s = userdata;
+
 	for (size_t i = 0; i < s->n_rings; i++) {
 		DrainContext ctx = { .session = s, .ring = &s->rings[i] };
 		uint64_t bytes = 0;
@@ -983,15 +893,9 @@ static int session_drain(SamplingSession *s)
 	return 0;
 }
 
-static void fd_consume(int fd)
+static int session_finish(void *userdata, const char *reason)
 {
-	uint64_t v;
-
-	(void)!read(fd, &v, sizeof(v));
-}
-
-static int session_finish(SamplingSession *s, const char *reason)
-{
+	SamplingSession *s = userdata;
 	int r;
 
 	for (size_t i = 0; i < s->n_event_fds; i++)
@@ -1004,113 +908,40 @@ static int session_finish(SamplingSession *s, const char *reason)
 		reason = "buffer-full";
 
 	s->end_reason = reason;
-	s->state = SESSION_FINISHED;
 	if (s->builder)
 		profile_builder_set_duration(s->builder, s->end_mono - s->start_mono);
-	(void)timer_arm(s->tick_fd, 0, 0, 0);
-	(void)timer_arm(s->deadline_fd, 0, 0, 0);
-	fd_consume(s->stop_fd);
-	/* an exited target's pidfd stays readable: it must not keep waking the caller's loop */
-	s->pid_fd = safe_close(s->pid_fd);
 	/* the rings are locked memory: give them back now, not when the caller frees us */
 	session_close_events(s);
 	return r;
 }
 
-/* Which of the session's own fds are ready, in one syscall; rings are drained regardless. */
-static unsigned session_ready_sources(SamplingSession *s)
+static bool session_budget_reached(void *userdata)
 {
-	struct epoll_event ev[16];
-	unsigned ready = 0;
-	int n;
+	const SamplingSession *s = userdata;
 
-	n = epoll_wait(s->epoll_fd, ev, ELEMENTSOF(ev), 0);
-	for (int i = 0; i < n; i++)
-		ready |= 1U << ev[i].data.u32;
-	return ready;
+	return s->budget_reached;
 }
 
-static int session_step(SamplingSession *s)
+static const SessionLoopOps session_loop_ops = {
+	.start = session_start,
+	.drain = session_drain,
+	.budget_reached = session_budget_reached,
+	.finish = session_finish,
+};
+
+int sampling_session_start(SamplingSession *s)
 {
-	unsigned ready;
-	int r;
-
-	if (s->state == SESSION_FINISHED)
-		return s->error < 0 ? s->error : 0;
-	if (s->state != SESSION_SAMPLING)
-		return -ENOTCONN;
-
-	ready = session_ready_sources(s);
-	if (ready & (1U << SOURCE_TICK))
-		fd_consume(s->tick_fd);
-	r = session_drain(s);
-	if (r < 0)
-		return r;
-
-	if (s->budget_reached)
-		r = session_finish(s, "buffer-full");
-	else if (ready & (1U << SOURCE_STOP))
-		r = session_finish(s, "stopped");
-	else if (ready & (1U << SOURCE_PID))
-		r = session_finish(s, "target-exited");
-	else if ((ready & (1U << SOURCE_DEADLINE)) || clock_nanos(CLOCK_MONOTONIC) >= s->deadline)
-		r = session_finish(s, "duration");
-	else
-		return 1;
-	return r < 0 ? r : 0;
-}
-
-/* One step; a failure ends the session ("failed"), and later steps report it again. */
-static int session_step_or_fail(SamplingSession *s)
-{
-	int r = session_step(s);
-
-	if (r < 0) {
-		s->error = r;
-		/* a failed session stops sampling; its partial profile stays readable */
-		if (s->state != SESSION_FINISHED)
-			(void)session_finish(s, "failed");
-	}
-	return r;
+	return s ? session_loop_start(&s->loop, &session_loop_ops, s) : -EINVAL;
 }
 
 int sampling_session_process(SamplingSession *s)
 {
-	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
-	int r;
-
-	if (!s)
-		return -EINVAL;
-	r = session_step_or_fail(s);
-	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-	return r;
+	return s ? session_loop_process(&s->loop, &session_loop_ops, s) : -EINVAL;
 }
 
 int sampling_session_run(SamplingSession *s)
 {
-	uint64_t cpu_start;
-	int r;
-
-	if (!s)
-		return -EINVAL;
-	if (s->state == SESSION_CREATED) {
-		r = sampling_session_start(s);
-		if (r < 0)
-			return r;
-	}
-	/* one CPU-time reading for the whole loop, its epoll_wait() calls included */
-	cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
-	while ((r = session_step_or_fail(s)) > 0) {
-		struct epoll_event ev[8];
-
-		if (epoll_wait(s->epoll_fd, ev, ELEMENTSOF(ev), -1) < 0 && errno != EINTR) {
-			r = s->error = negative_errno();
-			(void)session_finish(s, "failed");
-			break;
-		}
-	}
-	s->collector_cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-	return r;
+	return s ? session_loop_run(&s->loop, &session_loop_ops, s) : -EINVAL;
 }
 
 const Profile *sampling_session_get_profile(const SamplingSession *s)
@@ -1120,7 +951,7 @@ const Profile *sampling_session_get_profile(const SamplingSession *s)
 
 Profile *sampling_session_steal_profile(SamplingSession *s)
 {
-	if (!s || s->state != SESSION_FINISHED || !s->builder)
+	if (!s || s->loop.phase != SESSION_PHASE_FINISHED || !s->builder)
 		return NULL;
 	return profile_builder_steal_profile(s->builder);
 }
@@ -1155,9 +986,9 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 	ProfileBuilderStats stats = {};
 	uint64_t end;
 
-	if (s->state == SESSION_FINISHED)
+	if (s->loop.phase == SESSION_PHASE_FINISHED)
 		end = s->end_mono;
-	else if (s->state == SESSION_SAMPLING)
+	else if (s->loop.phase == SESSION_PHASE_SAMPLING)
 		end = clock_nanos(CLOCK_MONOTONIC);
 	else
 		end = s->start_mono;
@@ -1186,7 +1017,7 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.stack_bytes = s->config.stack_bytes,
 		.ring_capacity = s->ring_capacity,
 		.ring_bytes = s->ring_bytes,
-		.collector_cpu_nanos = s->collector_cpu_nanos,
+		.collector_cpu_nanos = s->loop.cpu_nanos,
 		.unwind_failures = stats.unwind_failures,
 		.truncated_stacks = stats.truncated_stacks,
 		.backlog_dropped = s->backlog_dropped,

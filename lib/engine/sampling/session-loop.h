@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The life of a sampling window, the same for every backend: created, then
+ * sampling, then finished. Each step drains what the kernel wrote and then
+ * sees whether the window ended, and why: the sample budget, a stop request,
+ * the target's exit, the deadline. A failed step ends the window ("failed");
+ * later steps report that error again. The backend's own CPU time is counted
+ * around every call.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "session-timers.h"
+
+typedef enum SessionPhase {
+	SESSION_PHASE_CREATED,
+	SESSION_PHASE_SAMPLING,
+	SESSION_PHASE_FINISHED,
+} SessionPhase;
+
+/* What the backend does for the loop; 'backend' is the argument given to the loop. */
+typedef struct SessionLoopOps {
+	/* the window starts: session_loop_arm(), then enable the events */
+	int (*start)(void *backend);
+	/* read what the kernel wrote so far */
+	int (*drain)(void *backend);
+	/* the sample budget is used up (read after drain) */
+	bool (*budget_reached)(void *backend);
+	/* stop sampling and keep what was taken; the loop then marks the window finished and
+	 * quiets its fds */
+	int (*finish)(void *backend, const char *reason);
+} SessionLoopOps;
+
+/* Drain at least this often, so live metrics stay current while buffers fill slowly. */
+#define SESSION_TICK_NANOS (250ULL * 1000000ULL)
+
+/* The target's exit, watched by session_loop_watch_exit(). */
+#define SESSION_SOURCE_EXIT SESSION_SOURCE_OWN
+/* The first source number free for the backend. */
+#define SESSION_SOURCE_BACKEND (SESSION_SOURCE_OWN + 1U)
+
+typedef struct SessionLoop {
+	SessionTimers timers;
+	int pid_fd;           /* the target's exit, with one target process */
+	SessionPhase phase;
+	uint64_t deadline;    /* CLOCK_MONOTONIC; UINT64_MAX before the start */
+	int error;            /* the failure that ended the window, or 0 */
+	uint64_t cpu_nanos;   /* the backend's own CPU time, from creation on */
+} SessionLoop;
+
+#define SESSION_LOOP_NULL \
+	((SessionLoop){ .timers = SESSION_TIMERS_NULL, .pid_fd = -1, .deadline = UINT64_MAX })
+
+/* The timers are opened with session_timers_open(&l->timers). */
+void session_loop_close(SessionLoop *l);
+/* End the window when process 'pid' exits, even when it is not our child (-ESRCH: gone). */
+int session_loop_watch_exit(SessionLoop *l, pid_t pid);
+/* The window ends at CLOCK_MONOTONIC 'deadline'; ticks start now. */
+int session_loop_arm(SessionLoop *l, uint64_t deadline);
+
+/* The deadline while sampling, UINT64_MAX before and after. */
+static inline uint64_t session_loop_deadline(const SessionLoop *l)
+{
+	return l->phase == SESSION_PHASE_SAMPLING ? l->deadline : UINT64_MAX;
+}
+
+/* Start the window once (-EALREADY after). */
+int session_loop_start(SessionLoop *l, const SessionLoopOps *ops, void *backend);
+/* One step without blocking: > 0 while sampling, 0 once finished, < 0 on failure. */
+int session_loop_process(SessionLoop *l, const SessionLoopOps *ops, void *backend);
+/* Start if not started, then step and wait until the window ends. */
+int session_loop_run(SessionLoop *l, const SessionLoopOps *ops, void *backend);
