@@ -101,6 +101,8 @@ static int seccomp_restrict(void)
 		SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(getrandom), SCMP_SYS(futex),
 		SCMP_SYS(sched_yield), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
 		SCMP_SYS(sigaltstack), SCMP_SYS(exit), SCMP_SYS(exit_group),
+		/* how the kernel resumes its poll after a stop (SIGSTOP, a debugger) */
+		SCMP_SYS(restart_syscall),
 	};
 	scmp_filter_ctx ctx;
 	int r = 0;

@@ -9,7 +9,7 @@
 # activation file. Commands run inside with nsenter.
 #
 # Environment (from tests/system/meson.build): BUILD_ROOT, SOURCE_ROOT, PROFD,
-# PROFCTL, and WORKLOADS (space-separated paths, copied to /opt/profd-tests/).
+# PROFCTL, UNWINDER (profd-unwinder), and WORKLOADS (space-separated paths, copied to /opt/profd-tests/).
 
 set -euo pipefail
 
@@ -17,6 +17,7 @@ set -euo pipefail
 : "${SOURCE_ROOT:?SOURCE_ROOT must name the source tree}"
 : "${PROFD:?PROFD must name the profd binary}"
 : "${PROFCTL:?PROFCTL must name the profctl binary}"
+: "${UNWINDER:?UNWINDER must name the profd-unwinder binary}"
 
 SYSTEM_CACHE=$BUILD_ROOT/tests/system
 ROOTFS=$SYSTEM_CACHE/rootfs
@@ -154,7 +155,7 @@ ensure_rootfs() {
 	command -v systemd-nspawn >/dev/null ||
 		fail "systemd-nspawn is missing (apt install systemd-container)"
 	mkdir -p "$SYSTEM_CACHE"
-	packages=$(runtime_packages "$PROFD" "$PROFCTL" $WORKLOADS) ||
+	packages=$(runtime_packages "$PROFD" "$PROFCTL" "$UNWINDER" $WORKLOADS) ||
 		fail "cannot derive the runtime packages of the build"
 	packages=$(printf '%s\n' "${ROOTFS_PACKAGES[@]}" $packages | sort -u | tr '\n' ' ')
 	with_lock "$SYSTEM_CACHE/rootfs.lock" -x build_rootfs \

@@ -11,7 +11,7 @@ start=$(date +%s)
 ensure_rootfs
 # every library the build loads is in the tree
 missing=$(chroot "$ROOTFS" /bin/sh -c 'command -v ldconfig >/dev/null && ldconfig -p' |
-	awk 'NR > 1 { print $1 }' | sort -u | comm -13 - <(ldd "$PROFD" "$PROFCTL" |
+	awk 'NR > 1 { print $1 }' | sort -u | comm -13 - <(ldd "$PROFD" "$PROFCTL" "$UNWINDER" |
 	awk '$2 == "=>" { print $1 }' | sort -u))
 [[ -z $missing ]] || fail "libraries of the build missing from the test system: $missing"
 ok "root file system with the build's runtime libraries ($(($(date +%s) - start)) s): $(sed -n 's/^packages //p' "$ROOTFS.stamp")"
