@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "perf-record.h"
 #include "perf-sample.h"
@@ -25,6 +26,18 @@ static const struct {
 
 /* kernel.perf_event_max_stack's default; the callchain also carries context markers */
 #define CALLCHAIN_MAX_WORDS (1 + 127 + 8)
+
+void perf_event_attr_track(struct perf_event_attr *attr)
+{
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
 
 const char *perf_event_name(const char *event)
 {
@@ -46,14 +59,6 @@ int perf_event_attr_build(const PerfEventConfig *config, struct perf_event_attr 
 		/* new threads start sampling in the kernel, before we could even see them */
 		.inherit = 1,
 		.inherit_thread = 1,
-		.mmap = 1,
-		.mmap2 = 1,
-		.comm = 1,
-		.comm_exec = 1,
-		.task = 1,
-		.sample_id_all = 1,
-		.use_clockid = 1,
-		.clockid = CLOCK_MONOTONIC,
 		.exclude_callchain_kernel = config->exclude_kernel,
 		/* in DWARF mode too: where the CFI walk of the stack copy stops early (code
 		 * without CFI, a short copy), the frame-pointer chain may go on (hybrid) */
@@ -69,6 +74,7 @@ int perf_event_attr_build(const PerfEventConfig *config, struct perf_event_attr 
 		return -EINVAL;
 	attr.type = events[i].type;
 	attr.config = events[i].config;
+	perf_event_attr_track(&attr);
 	if (config->dwarf) {
 		if (config->stack_bytes == 0 || config->stack_bytes % 8 != 0)
 			return -EINVAL;
@@ -96,7 +102,7 @@ int perf_online_cpus(int **ret, size_t *ret_n)
 	_cleanup_fclose_ FILE *f = fopen("/sys/devices/system/cpu/online", "re");
 	_cleanup_free_ int *cpus = NULL;
 	size_t n = 0, allocated = 0;
-	int a, b;
+	int a, b, r;
 	char sep;
 
 	if (!f)
@@ -113,15 +119,9 @@ int perf_online_cpus(int **ret, size_t *ret_n)
 		if (a < 0 || b < a || b - a > 65536)
 			return -EBADMSG;
 		for (int c = a; c <= b; c++) {
-			if (n >= allocated) {
-				size_t want = allocated ? allocated * 2 : 16;
-				int *t = reallocarray(cpus, want, sizeof(int));
-
-				if (!t)
-					return -ENOMEM;
-				cpus = t;
-				allocated = want;
-			}
+			r = ARRAY_RESERVE(cpus, allocated, n + 1, 16);
+			if (r < 0)
+				return r;
 			cpus[n++] = c;
 		}
 		if (sep != ',')
@@ -139,6 +139,18 @@ static int sys_perf_event_open(struct perf_event_attr *attr, pid_t tid, int cpu)
 	return (int)syscall(SYS_perf_event_open, attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* What perf_event_open() gave: the fd, or why not. */
+static int opened(const struct perf_event_attr *attr, int fd, int *ret_fd)
+{
+	if (fd < 0) {
+		if (attr->type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
+			return -EOPNOTSUPP;
+		return negative_errno();
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
 int perf_event_open_tid(struct perf_event_attr *attr, pid_t tid, int cpu, int *ret_fd)
 {
 	int fd;
@@ -149,13 +161,7 @@ int perf_event_open_tid(struct perf_event_attr *attr, pid_t tid, int cpu, int *r
 		attr->inherit_thread = 0;
 		fd = sys_perf_event_open(attr, tid, cpu);
 	}
-	if (fd < 0) {
-		if (attr->type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
-			return -EOPNOTSUPP;
-		return negative_errno();
-	}
-	*ret_fd = fd;
-	return 0;
+	return opened(attr, fd, ret_fd);
 }
 
 int perf_event_open_cpu(struct perf_event_attr *attr, int cgroup_fd, int cpu, int *ret_fd)
@@ -164,11 +170,5 @@ int perf_event_open_cpu(struct perf_event_attr *attr, int cgroup_fd, int cpu, in
 	int fd;
 
 	fd = (int)syscall(SYS_perf_event_open, attr, cgroup_fd >= 0 ? cgroup_fd : -1, cpu, -1, flags);
-	if (fd < 0) {
-		if (attr->type == PERF_TYPE_HARDWARE && (errno == ENOENT || errno == EOPNOTSUPP))
-			return -EOPNOTSUPP;
-		return negative_errno();
-	}
-	*ret_fd = fd;
-	return 0;
+	return opened(attr, fd, ret_fd);
 }

@@ -25,6 +25,12 @@ typedef struct PerfEventConfig {
 	uint32_t wakeup_bytes; /* wake the reader once this much is pending */
 } PerfEventConfig;
 
+/*
+ * Ask for the records that follow a target besides its samples: mappings,
+ * names, forks and exits, all timestamped with CLOCK_MONOTONIC.
+ */
+void perf_event_attr_track(struct perf_event_attr *attr);
+
 /* -EINVAL for an unknown event name. */
 int perf_event_attr_build(const PerfEventConfig *config, struct perf_event_attr *ret);
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "perf-event.h"
 #include "ring.h"
@@ -66,20 +67,13 @@ static int open_cpu(int cpu, int cgroup_fd, size_t ring_bytes, SideBandCpu *ret)
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_DUMMY,
 		.sample_type = SIDE_BAND_SAMPLE_TYPE,
-		.mmap = 1,
-		.mmap2 = 1,
-		.comm = 1,
-		.comm_exec = 1,
-		.task = 1,
-		.sample_id_all = 1,
-		.use_clockid = 1,
-		.clockid = CLOCK_MONOTONIC,
 		.watermark = 1,
 		.wakeup_watermark = (uint32_t)(ring_bytes / 2),
 	};
 	_cleanup_close_ int fd = -1;
 	int r;
 
+	perf_event_attr_track(&attr);
 	r = perf_event_open_cpu(&attr, cgroup_fd, cpu, &fd);
 	if (r < 0)
 		return r;
@@ -147,27 +141,11 @@ static int batch_add(void *userdata, const struct perf_event_header *header, siz
 	if (rec.type != PERF_RECORD_MMAP2 && rec.type != PERF_RECORD_COMM &&
 	    rec.type != PERF_RECORD_FORK && rec.type != PERF_RECORD_EXIT)
 		return 0;
-	if (sb->data_size + size > sb->data_allocated) {
-		size_t want = sb->data_allocated ? sb->data_allocated : 64 * 1024;
-		uint8_t *d;
-
-		while (want < sb->data_size + size)
-			want *= 2;
-		d = realloc(sb->data, want);
-		if (!d)
-			return -ENOMEM;
-		sb->data = d;
-		sb->data_allocated = want;
-	}
-	if (sb->n_entries >= sb->entries_allocated) {
-		size_t want = sb->entries_allocated ? sb->entries_allocated * 2 : 256;
-		BatchEntry *e = reallocarray(sb->entries, want, sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		sb->entries = e;
-		sb->entries_allocated = want;
-	}
+	r = ARRAY_RESERVE(sb->data, sb->data_allocated, sb->data_size + size, 64 * 1024);
+	if (r >= 0)
+		r = ARRAY_RESERVE(sb->entries, sb->entries_allocated, sb->n_entries + 1, 256);
+	if (r < 0)
+		return r;
 	memcpy(sb->data + sb->data_size, header, size);
 	sb->entries[sb->n_entries] = (BatchEntry){
 		.time = rec.id.time,
