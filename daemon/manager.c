@@ -238,6 +238,15 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 		return log_error_errno(r, "cannot set up the kernel's symbols: %s", strerror(-r));
 	/* the kernel's symbols ready before the first session needs them, off its path */
 	(void)worker_pool_submit(m->workers, prefetch_kernel_table, NULL, m->kernel_table);
+	r = stack_sizes_new(m->state_fd, &m->stack_sizes);
+	if (r < 0) {
+		/* sessions copy the whole stack_bytes until they learn again: not worth failing for */
+		log_warning("cannot use '%s/" STACK_SIZES_FILE "', learned stack sizes kept in memory: %s",
+			    m->state_dir, strerror(-r));
+		r = stack_sizes_new(-1, &m->stack_sizes);
+		if (r < 0)
+			return log_error_errno(r, "cannot keep stack sizes: %s", strerror(-r));
+	}
 	r = manager_new_unwinders(m);
 	if (r < 0)
 		return r;
@@ -260,6 +269,7 @@ Manager *manager_free(Manager *m)
 	run_store_free(m->runs);
 	symbol_cache_free(m->symbols);
 	kernel_table_free(m->kernel_table);
+	stack_sizes_free(m->stack_sizes);
 	symbol_store_free(m->symbol_store); /* after the cache, which saves into it */
 	budget_free(m->fds);
 	budget_free(m->requests);

@@ -17,6 +17,7 @@
 #include "export-stream.h"
 #include "kernel-table.h"
 #include "run-store.h"
+#include "stack-sizes.h"
 #include "symbol-cache.h"
 #include "symbol-store.h"
 #include "unwinder-pool.h"
@@ -45,6 +46,7 @@ typedef struct Manager {
 	SymbolCache *symbols; /* names and unwind tables by file identity, shared by all sessions */
 	SymbolStore *symbol_store; /* the same on disk: state/symbols/ */
 	KernelTable *kernel_table; /* /proc/kallsyms read once, at start (prefetched) */
+	StackSizes *stack_sizes;   /* the stack copy each caller's programs need: state/stack-sizes */
 	UnwinderPool *unwinders; /* the sandboxed unwinders, one per caller uid */
 	uint32_t max_hz;           /* the config's, lowered to the kernel's limit */
 	Budget *fds;      /* descriptors of sampling sessions and export streams, per uid */

@@ -255,6 +255,40 @@ static int session_new_finish_job(Session *s, Profile *profile, FinishJob **ret)
 	return 0;
 }
 
+/*
+ * Adaptive stack copy: a process's sessions copy what earlier sessions of its
+ * program (for this caller) needed, within the request's stack_bytes.
+ */
+static void session_use_learned_stack_size(Session *s, const CallerCreds *caller,
+					   SamplingOptions *sampling)
+{
+	uint32_t ceiling = sampling->stack_bytes ?: SAMPLING_DEFAULT_STACK_BYTES;
+
+	if (stack_size_key_of_pid(s->pid, caller->uid, &s->stack_key) < 0)
+		return; /* copies the whole stack_bytes and learns nothing */
+	s->learns_stack_size = true;
+	sampling->stack_bytes_copy = stack_sizes_get(s->manager->stack_sizes, &s->stack_key, ceiling);
+}
+
+/*
+ * What unwinding this session needed, for the program's next sessions; a few
+ * samples say too little (the 99.9th percentile of ten is their deepest).
+ */
+#define STACK_SIZE_MIN_SAMPLES 100U
+static void session_learn_stack_size(Session *s)
+{
+	int r;
+
+	if (!s->learns_stack_size || s->error || s->metrics.stack_bytes_needed == 0 ||
+	    s->metrics.samples_captured < STACK_SIZE_MIN_SAMPLES)
+		return;
+	r = stack_sizes_put(s->manager->stack_sizes, &s->stack_key, s->metrics.stack_bytes,
+			    s->metrics.stack_bytes_needed);
+	if (r < 0)
+		log_warning("cannot save '%s/" STACK_SIZES_FILE "': %s", s->manager->state_dir,
+			    strerror(-r));
+}
+
 /* sampling -> resolving (error: why sampling failed, or 0): hand the end to a worker. */
 static void session_finish(Session *s, int error)
 {
@@ -276,6 +310,7 @@ static void session_finish(Session *s, int error)
 		s->error = TAKE_PTR(s->unwind_error);
 	else if (error < 0 && asprintf(&s->error, "sampling failed: %s", strerror(-error)) < 0)
 		s->error = NULL;
+	session_learn_stack_size(s);
 	profile = collector_steal_profile(s->collector);
 	(void)session_run_resolving(s->recorder, &s->metrics,
 				    collector_cache_state(s->collector) ?: "cold");
@@ -548,6 +583,8 @@ int session_start(Manager *m, const CallerCreds *caller, const SessionRequest *r
 					 (int)req->pid);
 	if (r < 0)
 		return sd_bus_error_set_errnof(error, r, "cannot record a run: %s", strerror(-r));
+	if (!target)
+		session_use_learned_stack_size(s, caller, &sampling);
 	r = session_open_collector(s, caller, req, &sampling, error);
 	if (r < 0)
 		return r;

@@ -82,6 +82,9 @@ struct Session {
 	bool kernel;                  /* kernel frames wanted and allowed */
 	sd_bus_track *disconnect;     /* with stop_on_disconnect, while sampling */
 	bool hz_clamped;              /* by the daemon's MaxHz, below the engine's own ceiling */
+	/* one process: its program, whose stack copy this session learns (stack-sizes.h) */
+	StackSizeKey stack_key;
+	bool learns_stack_size;
 
 	LiveRun *live;                /* a live run's span ring and FinishRun (BeginRun); else NULL */
 

@@ -100,7 +100,7 @@ static void attachment_end(UnwinderPool *p, Attachment *a, const UnwinderStats *
 					   .unwind_failures = stats->unwind_failures,
 					   .truncated_stacks = stats->truncated_stacks };
 	r = collector_consumer_done(a->collector, stats ? &s : NULL, stats ? stats->cpu_nanos : 0,
-				    stats && stats->warm, error);
+				    stats && stats->warm, stats ? stats->stack_needed : 0, error);
 	if (r == -EBADMSG) {
 		why = "the unwinder reported more samples than it was given";
 		fd = safe_close(fd);
@@ -438,6 +438,7 @@ int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Colle
 		return r;
 	collector_get_metrics(collector, &metrics);
 	m.period_nanos = metrics.period_nanos;
+	m.stack_bytes = metrics.stack_bytes;
 	r = helper_get(p, info->owner, &h);
 	if (r < 0)
 		return r;

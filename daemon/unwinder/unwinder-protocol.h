@@ -53,6 +53,8 @@ typedef struct UnwinderSessionStart {
 	uint32_t sample_id_all;
 	uint64_t sample_type, sample_regs_user;
 	uint64_t period_nanos;
+	uint32_t stack_bytes; /* copied per sample (DWARF mode): what RESULT's stack_needed weighs */
+	uint32_t pad;
 } UnwinderSessionStart;
 
 typedef struct UnwinderSessionCancel {
@@ -81,7 +83,12 @@ typedef struct UnwinderStats {
 	uint64_t samples, unwind_failures, truncated_stacks;
 	uint64_t cpu_nanos;
 	uint32_t warm; /* RESULT: 1 when an earlier session had resolved the executable */
-	uint32_t pad;
+	/*
+	 * RESULT: the stack copy the walks needed (stack_resolver_stack_bytes_needed()
+	 * with the session's stack_bytes), 0 unknown. A hint for the program's next
+	 * sessions (adaptive stack copy): profd clamps it (collector_consumer_done()).
+	 */
+	uint32_t stack_needed;
 } UnwinderStats;
 
 /*

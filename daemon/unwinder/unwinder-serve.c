@@ -19,6 +19,7 @@
 #include "cleanup.h"
 #include "profile-builder.h"
 #include "profile-file.h"
+#include "sampling-session.h"
 #include "stack-resolver.h"
 #include "symbol-cache.h"
 #include "time-util.h"
@@ -40,6 +41,7 @@ typedef struct HelperSession {
 	StackResolver *resolver;
 	BacklogConsumer *consumer;
 	TargetFileOpener opener; /* asks profd, on behalf of this session */
+	uint32_t stack_bytes;    /* copied per sample */
 	uint64_t cpu_nanos;      /* spent on it */
 	uint64_t last_progress;
 	bool ready;              /* its backlog may hold something to take */
@@ -281,6 +283,7 @@ static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, 
 	}
 	s->unwinder = u;
 	s->id = m->session;
+	s->stack_bytes = m->stack_bytes;
 	s->opener = (TargetFileOpener){ helper_open, s };
 	s->ready = true;
 	ro.files = &s->opener;
@@ -332,6 +335,9 @@ static int finish_session(Unwinder *u, HelperSession *s)
 		r = profile_file_write_fd(profile_builder_get_profile(s->builder), fd);
 	stats = session_stats(s, UNWINDER_RESULT, r);
 	stats.warm = strcmp(stack_resolver_cache_state(s->resolver), "warm") == 0;
+	if (s->stack_bytes > 0)
+		stats.stack_needed = stack_resolver_stack_bytes_needed(s->resolver, s->stack_bytes,
+								       SAMPLING_MAX_STACK_BYTES);
 	/* its modules are saved (STORE_SAVE) as they are unpinned: before the result, so a
 	 * session that profd calls done has its names on disk */
 	remove_session(u, s);

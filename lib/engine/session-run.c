@@ -61,6 +61,9 @@ int session_run_config_digest(const SamplingOptions *requested, const SamplingMe
 	_cleanup_free_ int *cpus = NULL;
 	size_t n_cpus = 1;
 	char budget[48];
+	/* the copy is learned per program (adaptive stack copy): the setting is its ceiling */
+	uint32_t stack_bytes = m->stack_bytes == 0 ? 0 :
+		((m->requested_stack_bytes ?: SAMPLING_DEFAULT_STACK_BYTES) + 7) & ~7U;
 
 	/*
 	 * The default budget follows the target's threads: its policy is the setting,
@@ -79,7 +82,7 @@ int session_run_config_digest(const SamplingOptions *requested, const SamplingMe
 		     "hz=%" PRIu32 " duration_nanos=%" PRIu64 " backend=%s event=%s kernel=%d "
 		     "stack_bytes=%" PRIu32 " ring_capacity=%s",
 		     m->hz, m->effective_duration_nanos, m->backend ?: "", m->event ?: "",
-		     !requested->exclude_kernel, m->stack_bytes, budget) < 0)
+		     !requested->exclude_kernel, stack_bytes, budget) < 0)
 		return -ENOMEM;
 	if (asprintf(ret, "%016" PRIx64, hash_fnv1a(HASH_FNV1A_BASIS, line, strlen(line))) < 0)
 		return -ENOMEM;

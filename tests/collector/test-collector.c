@@ -16,6 +16,7 @@
 #include "cleanup.h"
 #include "collector.h"
 #include "default-resolver.h"
+#include "dwarf-unwind.h"
 #include "test-util.h"
 #include "time-util.h"
 #include "workload-process.h"
@@ -484,6 +485,59 @@ static void test_thread_start_failure(void)
 	reap(pid);
 }
 
+/*
+ * A consumer elsewhere (the daemon's unwinder, which a hostile target may have
+ * taken over) says what stack copy its walks needed: the collector keeps only
+ * what could be true (twice the copy at most, UNWIND_STACK_MIN at least, whole
+ * u64 words, the kernel's limit); the copy itself is the smaller of the two sizes.
+ */
+static void test_consumer_stack_needed(void)
+{
+	static const struct {
+		uint32_t stack_bytes, copy, reported;
+		uint32_t copied, kept;
+	} cases[] = {
+		{ 0, 4096, UINT32_MAX, 4096, 8192 },
+		{ 0, 4096, 1, 4096, UNWIND_STACK_MIN },
+		{ 0, 4096, 3001, 4096, 3008 },
+		{ 0, 4096, 0, 4096, 0 },
+		{ 0, 3001, 5000, 3008, 5000 },
+		{ 4096, 8192, 6000, 4096, 6000 },
+		{ SAMPLING_MAX_STACK_BYTES, 0, UINT32_MAX, SAMPLING_MAX_STACK_BYTES,
+		  SAMPLING_MAX_STACK_BYTES },
+	};
+	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "1", NULL);
+
+	wait_threads(pid, 1, "workload-split");
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		CollectorOptions o = {
+			.sampling = { .hz = 99, .stack_bytes = cases[i].stack_bytes,
+				      .stack_bytes_copy = cases[i].copy },
+			.unwind_elsewhere = true,
+		};
+		_cleanup_collector_ Collector *c = NULL;
+		SamplingMetrics m;
+		int r;
+
+		r = collector_new(pid, &o, &c);
+		CHECK(r == 0, "case %zu: new: %s", i, strerror(-r));
+		if (r < 0)
+			continue;
+		collector_stop(c);
+		CHECK(collector_start(c) == 0, "case %zu: start", i);
+		r = collector_consumer_done(c, &(ProfileBuilderStats){ 0 }, 0, false, cases[i].reported, 0);
+		CHECK(r == 0, "case %zu: consumer_done: %s", i, strerror(-r));
+		CHECK(collector_wait(c) == 0, "case %zu: wait", i);
+		collector_get_metrics(c, &m);
+		CHECK(m.requested_stack_bytes == cases[i].stack_bytes && m.stack_bytes == cases[i].copied,
+		      "case %zu: requested %u copied %u, want %u", i, m.requested_stack_bytes,
+		      m.stack_bytes, cases[i].copied);
+		CHECK(m.stack_bytes_needed == cases[i].kept, "case %zu: reported %u, kept %u, want %u",
+		      i, cases[i].reported, m.stack_bytes_needed, cases[i].kept);
+	}
+	reap(pid);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -497,6 +551,7 @@ static const struct {
 	{ "backlog-full", test_backlog_full },
 	{ "check-cutoff", test_check_cutoff },
 	{ "thread-start-failure", test_thread_start_failure },
+	{ "consumer-stack-needed", test_consumer_stack_needed },
 };
 
 int main(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include "backlog.h"
 #include "bpf-sampler.h"
 #include "cleanup.h"
+#include "dwarf-unwind.h"
 #include "perf-event.h"
 #include "process-resolvers.h"
 #include "profile-builder.h"
@@ -49,6 +50,7 @@ struct Collector {
 	bool elsewhere;               /* consumed by another process (collector_consumer_done()) */
 	PerfRecordFormat format;
 	uint64_t sample_limit; /* samples may fill the backlog up to here */
+	uint32_t stack_bytes;  /* copied per sample */
 	CollectorCheckFn check;
 	void *check_userdata;
 	int done_fd;           /* eventfd: written once, when everything is final */
@@ -69,6 +71,7 @@ struct Collector {
 	uint64_t samples_pushed;        /* drained into the backlog: what a consumer may report at most */
 	bool cut_off, drain_done, consumer_done, finished;
 	bool consumer_warm; /* a consumer elsewhere: its resolver knew the executable */
+	uint32_t stack_bytes_needed; /* what the resolver's walks needed (metrics.h), 0 unknown */
 	int error;
 };
 
@@ -285,6 +288,9 @@ static void *collector_unwind_main(void *arg)
 		(void)stack_resolver_finish(c->resolver);
 	collector_publish_unwind(c);
 	pthread_mutex_lock(&c->lock);
+	if (c->resolver && c->stack_bytes > 0)
+		c->stack_bytes_needed = stack_resolver_stack_bytes_needed(c->resolver, c->stack_bytes,
+									  SAMPLING_MAX_STACK_BYTES);
 	c->samples_after_cutoff = backlog_consumer_get_discarded(c->consumer);
 	profile_builder_set_duration(c->builder, c->cut_off ? c->cutoff_duration_nanos
 							    : c->drained.duration_nanos);
@@ -546,6 +552,7 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 		return r;
 	c->format = *sampling_session_get_format(c->session);
 	sampling_session_get_metrics(c->session, &m);
+	c->stack_bytes = m.stack_bytes;
 
 	r = collector_new_backlog(c, options);
 	if (r < 0)
@@ -692,6 +699,7 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret)
 	}
 	m.unwind_failures = c->built.unwind_failures;
 	m.truncated_stacks = c->built.truncated_stacks;
+	m.stack_bytes_needed = c->stack_bytes_needed;
 	m.backlog_bytes = backlog_get_size(c->backlog);
 	m.backlog_peak_bytes = c->backlog_peak;
 	if (c->finished) {
@@ -783,8 +791,28 @@ void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats,
 	pthread_mutex_unlock(&c->lock);
 }
 
+/*
+ * What a consumer elsewhere says the walks needed, within what it could know:
+ * unwind_suggest_stack_bytes() asks for twice the copy at most, never less than
+ * UNWIND_STACK_MIN, and the kernel copies whole u64 words up to its limit.
+ */
+static uint32_t collector_clamp_stack_needed(const Collector *c, uint32_t needed)
+{
+	uint64_t most = (uint64_t)c->stack_bytes * 2;
+
+	if (needed == 0 || c->stack_bytes == 0)
+		return 0;
+	if (most > SAMPLING_MAX_STACK_BYTES)
+		most = SAMPLING_MAX_STACK_BYTES;
+	if (needed < UNWIND_STACK_MIN)
+		needed = UNWIND_STACK_MIN;
+	if (needed > most)
+		needed = (uint32_t)most;
+	return (needed + 7) & ~7U; /* SAMPLING_MAX_STACK_BYTES is whole words already */
+}
+
 int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos,
-			    bool warm, int error)
+			    bool warm, uint32_t stack_bytes_needed, int error)
 {
 	int r = error;
 
@@ -800,6 +828,8 @@ int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint
 	else if (c->cut_off)
 		c->samples_after_cutoff = c->samples_pushed - c->built.samples;
 	c->consumer_warm = r == 0 && warm;
+	if (r == 0 && stats)
+		c->stack_bytes_needed = collector_clamp_stack_needed(c, stack_bytes_needed);
 	c->consumer_done = true;
 	collector_maybe_finish_locked(c);
 	pthread_mutex_unlock(&c->lock);

@@ -103,10 +103,12 @@ int collector_open_target_file(Collector *c, const TargetFileRequest *request);
 /* Live counters of the consumer (ignored when they cannot be true). */
 void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos);
 /*
- * The consumer ended: its final counters and whether its resolver knew the
- * executable already (collector_cache_state()), or an error (it crashed, hung,
- * or told nonsense; the window ends then). -EBADMSG when the counters cannot
- * be true (more samples than it was given), which fails the session.
+ * The consumer ended: its final counters, whether its resolver knew the
+ * executable already (collector_cache_state()) and the stack copy its walks
+ * needed (stack_resolver_stack_bytes_needed(), 0: unknown; clamped to what
+ * could be true, then metrics.stack_bytes_needed), or an error (it crashed,
+ * hung, or told nonsense; the window ends then). -EBADMSG when the counters
+ * cannot be true (more samples than it was given), which fails the session.
  */
 int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos,
-			    bool warm, int error);
+			    bool warm, uint32_t stack_bytes_needed, int error);

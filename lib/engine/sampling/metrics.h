@@ -36,7 +36,12 @@ typedef struct SamplingMetrics {
 	const char *event;          /* "cpu-clock", "task-clock", "cycles" */
 	const char *end_reason;     /* "running", "duration", "stopped", "target-exited", "buffer-full",
 				       "failed", "credentials-changed" */
-	uint32_t stack_bytes;       /* user stack bytes copied per sample (0 in perf-fp) */
+	uint32_t requested_stack_bytes; /* the caller's stack_bytes, the most a sample copies
+					   (0 = the default) */
+	uint32_t stack_bytes;       /* user stack bytes copied per sample (0 in perf-fp): less than
+				       requested when earlier sessions of the program needed less */
+	uint32_t stack_bytes_needed; /* what unwinding this session's samples needed, with headroom
+					(doubled when too many ran out): the next copy; 0 unknown */
 	uint64_t ring_capacity;     /* sample budget of the session */
 	uint64_t ring_bytes;        /* bytes of records read from the rings */
 

@@ -50,6 +50,7 @@ struct SamplingSession {
 
 	uint32_t hz, requested_hz;
 	uint64_t duration, requested_duration;
+	uint32_t requested_stack_bytes;
 	bool clamped;
 	uint64_t ring_capacity, ring_capacity_limit, explicit_ring_capacity;
 	PerfEventConfig config;
@@ -212,6 +213,7 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 	hz = o->hz ? o->hz : SAMPLING_DEFAULT_HZ;
 	s->hz = hz > max_hz ? max_hz : hz;
 	s->requested_duration = o->duration_nanos;
+	s->requested_stack_bytes = o->stack_bytes;
 	duration = o->duration_nanos ? o->duration_nanos : SAMPLING_DEFAULT_DURATION_NANOS;
 	s->duration = duration > max_duration ? max_duration : duration;
 	s->clamped = s->hz != hz || s->duration != duration;
@@ -233,6 +235,8 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 	if (s->dwarf) {
 		uint32_t bytes = o->stack_bytes ? o->stack_bytes : SAMPLING_DEFAULT_STACK_BYTES;
 
+		if (o->stack_bytes_copy && o->stack_bytes_copy < bytes)
+			bytes = o->stack_bytes_copy;
 		/* the kernel copies whole u64 words */
 		s->config.stack_bytes = (bytes + 7) & ~7U;
 	}
@@ -1014,6 +1018,7 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.backend = s->backend,
 		.event = s->event,
 		.end_reason = s->end_reason,
+		.requested_stack_bytes = s->requested_stack_bytes,
 		.stack_bytes = s->config.stack_bytes,
 		.ring_capacity = s->ring_capacity,
 		.ring_bytes = s->ring_bytes,

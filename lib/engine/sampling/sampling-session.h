@@ -70,6 +70,9 @@ typedef struct SamplingOptions {
 	const char *event;            /* NULL/"cpu-clock", "task-clock", "cycles" */
 	bool exclude_kernel;          /* no kernel callchain (the D-Bus `kernel` option, inverted) */
 	uint32_t stack_bytes;         /* user stack copy in perf-dwarf; 0 = 16 KiB, max 65528 */
+	uint32_t stack_bytes_copy;    /* what to copy when less will do (learned from earlier
+					 sessions: adaptive stack copy); 0 or above stack_bytes:
+					 stack_bytes. Rounded up to whole u64 words */
 	uint64_t ring_capacity;       /* samples kept at most; 0 = what the event can produce, see
 					 session_update_capacity() */
 	uint64_t ring_capacity_limit; /* caller's cap on ring_capacity; 0 = none */
