@@ -275,7 +275,10 @@ Manager *manager_free(Manager *m)
 	budget_free(m->requests);
 	safe_close(m->sessions_fd);
 	safe_close(m->state_fd);
-	sd_bus_flush_close_unref(m->bus);
+	sd_event_source_disable_unref(m->stop_check);
+	sd_event_source_disable_unref(m->stop_timeout);
+	sd_bus_slot_unref(m->releasing_name);
+	sd_bus_flush_close_unref(m->bus); /* replies still queued go out */
 	sd_event_unref(m->event);
 	config_done(&m->config);
 	free(m->state_dir);
@@ -402,30 +405,15 @@ void manager_trim_finished_sessions(Manager *m)
 
 void manager_update_status(Manager *m)
 {
+	if (m->stopping) {
+		sd_notifyf(false, "STATUS=stopping: saving %u sessions",
+			   manager_count_busy_sessions(m, (uid_t)-1));
+		return;
+	}
 	sd_notifyf(false, "STATUS=%u sessions sampling, %zu finished, %zu runs stored",
 		   manager_count_busy_sessions(m, (uid_t)-1),
 		   m->n_sessions - manager_count_busy_sessions(m, (uid_t)-1),
 		   run_store_count_visible(m->runs, (uid_t)-1));
-}
-
-void manager_begin_stop(Manager *m)
-{
-	if (!m->stopping) {
-		log_info("stopping: ending %u running sessions", manager_count_busy_sessions(m, (uid_t)-1));
-		sd_notify(false, "STOPPING=1\nSTATUS=saving running sessions");
-	}
-	m->stopping = true;
-	/* a reader that takes its time must not hold up the exit */
-	export_server_cancel_all(m->exports);
-	for (size_t i = 0; i < m->n_sessions; i++)
-		session_stop(m->sessions[i]);
-	manager_check_idle(m);
-}
-
-void manager_check_idle(Manager *m)
-{
-	if (m->stopping && manager_count_busy_sessions(m, (uid_t)-1) == 0)
-		sd_event_exit(m->event, 0);
 }
 
 void manager_release_session_fds(Manager *m, Session *s)
@@ -969,6 +957,8 @@ int manager_connect_bus(Manager *m, sd_bus *bus)
 
 	m->bus = sd_bus_ref(bus);
 	r = sd_bus_add_filter(bus, NULL, filter_long_paths, m);
+	if (r >= 0)
+		r = manager_add_stop_handlers(m);
 	if (r < 0)
 		return r;
 	r = sd_bus_add_object_vtable(bus, NULL, PROFD_MANAGER_PATH, PROFD_MANAGER_INTERFACE,

@@ -56,7 +56,13 @@ typedef struct Manager {
 	Session **sessions; /* oldest first */
 	size_t n_sessions, n_allocated;
 
-	bool stopping; /* SIGTERM: stop sessions, exit when none is busy */
+	/* the orderly exit (manager-stop.c) */
+	bool stopping;               /* stop sessions, exit once nothing is busy */
+	bool exited;                 /* the loop has ended: calls still arriving are refused */
+	int exit_status;
+	sd_bus_slot *releasing_name; /* ReleaseName sent, its reply still to come */
+	sd_event_source *stop_check; /* after every dispatch while stopping: exit once idle */
+	sd_event_source *stop_timeout;
 } Manager;
 
 /* Set up state (state dir, run store, saved sessions); takes over *config. */
@@ -115,9 +121,17 @@ int manager_validate_session_request(const SessionRequest *req, sd_bus_error *er
 int manager_start_session(Manager *m, sd_bus_message *msg, SessionRequest *req, int kernel,
 			  Session **ret, sd_bus_error *error);
 
-/* Begin an orderly exit: stop sampling, exit once nothing is busy. */
-void manager_begin_stop(Manager *m);
+/*
+ * Begin an orderly exit with 'exit_status' (the first stop's counts): release
+ * the bus name, stop sampling, exit once nothing is busy and every call read
+ * was answered (or after a timeout).
+ */
+void manager_begin_stop(Manager *m, int exit_status);
 /* Called when a session stops being busy; finishes the exit when stopping. */
 void manager_check_idle(Manager *m);
+/* On 'm->bus': the loss of the bus begins a stop (exit status 1); calls after the loop are refused. */
+int manager_add_stop_handlers(Manager *m);
+/* After the loop: answer what reached profd anyway (to its unique name) with NoServer. */
+void manager_refuse_remaining_calls(Manager *m);
 
 void manager_update_status(Manager *m);

@@ -2,7 +2,8 @@
 /*
  * profd: the profiler daemon. Parses the command line and the config, sets
  * up the manager on an sd-event loop, connects to the bus and runs until
- * SIGTERM, when running sessions are stopped early and saved.
+ * SIGTERM, SIGINT or the loss of the bus, when running sessions are stopped
+ * early and saved and every call read is answered (manager-stop.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,9 +22,6 @@
 #include "fd-limit.h"
 #include "log.h"
 #include "manager.h"
-
-/* Longest wait for running sessions to be saved after SIGTERM. */
-#define STOP_TIMEOUT_USEC (20ULL * 1000000ULL)
 
 typedef enum BusKind {
 	BUS_SYSTEM,
@@ -165,35 +163,17 @@ static int connect_bus(const Arguments *args, sd_bus **ret)
 		sd_bus_unref(bus);
 		return r;
 	}
-	/* without a bus nobody can reach us: exit (running sessions are interrupted) */
-	r = sd_bus_set_exit_on_disconnect(bus, true);
-	if (r < 0) {
-		sd_bus_unref(bus);
-		return r;
-	}
-	*ret = bus;
+	*ret = bus; /* losing it later is a stop (manager-stop.c) */
 	return 0;
-}
-
-static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	log_warning("sessions did not finish within %llu s of SIGTERM; exiting",
-		    STOP_TIMEOUT_USEC / 1000000ULL);
-	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	Manager *m = userdata;
-	sd_event *e = sd_event_source_get_event(s);
-	uint64_t now = 0;
 
-	if (!m->stopping) {
-		sd_event_now(e, CLOCK_MONOTONIC, &now);
-		sd_event_add_time(e, NULL, CLOCK_MONOTONIC, now + STOP_TIMEOUT_USEC, 0,
-				  on_stop_timeout, NULL);
-	}
-	manager_begin_stop(m);
+	if (!m->stopping)
+		log_info("%s: stopping", si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+	manager_begin_stop(m, EXIT_SUCCESS);
 	return 0;
 }
 
@@ -266,12 +246,13 @@ static int run(int argc, char **argv)
 	manager_update_status(m);
 
 	r = sd_event_loop(m->event);
+	manager_refuse_remaining_calls(m);
 	if (r < 0) {
 		log_error("event loop failed: %s", strerror(-r));
 		return 1;
 	}
 	log_info("profd exiting");
-	return r;
+	return r; /* the manager's cleanup saves what is left and flushes the replies */
 }
 
 int main(int argc, char **argv)
