@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bus-client.h"
+#include "cleanup.h"
 #include "span-ring.h"
 
 #define THREADS 1024
@@ -76,51 +77,70 @@ static const char *finish(sd_bus *bus, const char *run_id, const char *json)
 	return result;
 }
 
+/* The run's ring, mapped; its run id and session path stay in 'reply'. */
+static int begin_run(sd_bus *bus, const char *run_id, sd_bus_message **reply, const char **ret_path,
+		     void **ret_ring, size_t *ret_size)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	const char *id;
+	struct stat st;
+	void *ring;
+	int fd, r;
+
+	r = sd_bus_call_method(bus, "org.profd.Profiler1", "/org/profd/Profiler1",
+			       "org.profd.Profiler1.Manager", "BeginRun", &error, reply, "a{sv}", 3,
+			       "run_id", "s", run_id, "threads", "u", THREADS, "spans_per_thread", "u",
+			       SPANS_PER_THREAD);
+	if (r >= 0)
+		r = sd_bus_message_read(*reply, "soh", &id, ret_path, &fd);
+	if (r < 0) {
+		fprintf(stderr, "hostile-run: BeginRun: %s\n", error.message ?: strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 ||
+	    (ring = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		fprintf(stderr, "hostile-run: cannot map the ring: %m\n");
+		return -errno;
+	}
+	*ret_ring = ring;
+	*ret_size = (size_t)st.st_size;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	sd_bus_message *reply = NULL;
-	sd_bus_error error = SD_BUS_ERROR_NULL;
-	const char *run_id, *path;
-	char *record = NULL, *other = NULL, *at;
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ char *record = NULL, *other = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	const char *path;
 	unsigned long rounds = 0;
-	struct stat st;
-	size_t size;
-	sd_bus *bus;
+	size_t record_size = 0, ring_size = 0;
 	void *ring;
-	FILE *f;
-	int fd, r;
+	char *at;
+	int r;
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: hostile-run ADDRESS RUN_ID RECORD_FILE STOP_FILE\n");
 		return 2;
 	}
 	f = fopen(argv[3], "re");
-	if (!f || getdelim(&record, &size, 0, f) < 0) {
+	if (!f || getdelim(&record, &record_size, 0, f) < 0) {
 		fprintf(stderr, "hostile-run: cannot read '%s'\n", argv[3]);
 		return 1;
 	}
-	fclose(f);
 	r = bus_client_open(argv[1], &bus);
-	if (r >= 0)
-		r = sd_bus_call_method(bus, "org.profd.Profiler1", "/org/profd/Profiler1",
-				       "org.profd.Profiler1.Manager", "BeginRun", &error, &reply,
-				       "a{sv}", 3, "run_id", "s", argv[2], "threads", "u", THREADS,
-				       "spans_per_thread", "u", SPANS_PER_THREAD);
-	if (r >= 0)
-		r = sd_bus_message_read(reply, "soh", &run_id, &path, &fd);
 	if (r < 0) {
-		fprintf(stderr, "hostile-run: BeginRun: %s\n", error.message ?: strerror(-r));
+		fprintf(stderr, "hostile-run: cannot connect to '%s': %s\n", argv[1], strerror(-r));
 		return 1;
 	}
-	if (fstat(fd, &st) < 0 ||
-	    (ring = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		fprintf(stderr, "hostile-run: cannot map the ring: %m\n");
+	r = begin_run(bus, argv[2], &reply, &path, &ring, &ring_size);
+	if (r < 0)
 		return 1;
-	}
 	printf("live %s\n", path);
 	fflush(stdout);
 	while (access(argv[4], F_OK) < 0) {
-		flood(ring, (size_t)st.st_size);
+		flood(ring, ring_size);
 		rounds++;
 	}
 	printf("flooded %lu\n", rounds);
@@ -134,9 +154,6 @@ int main(int argc, char **argv)
 	printf("finish other-id %s\n", finish(bus, argv[2], other ?: ""));
 	printf("finish own %s\n", finish(bus, argv[2], record));
 	printf("finish again %s\n", finish(bus, argv[2], record));
-	free(other);
-	free(record);
-	sd_bus_message_unref(reply);
-	sd_bus_flush_close_unref(bus);
+	munmap(ring, ring_size);
 	return 0;
 }
