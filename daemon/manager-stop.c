@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * profd's orderly exit (SIGTERM, SIGINT, the bus gone), in systemd's manner:
+ * profd's orderly exit (SIGTERM, SIGINT, SIGHUP, the bus gone), in systemd's manner:
  * nobody who called is left without an answer, every running session is saved.
  *
  * 1. The bus name goes first: new callers reach the next profd (activation)

@@ -2,7 +2,7 @@
 /*
  * profd: the profiler daemon. Parses the command line and the config, sets
  * up the manager on an sd-event loop, connects to the bus and runs until
- * SIGTERM, SIGINT or the loss of the bus, when running sessions are stopped
+ * SIGTERM (SIGINT, SIGHUP) or the loss of the bus, when running sessions are stopped
  * early and saved and every call read is answered (manager-stop.c).
  */
 #include <errno.h>
@@ -167,12 +167,18 @@ static int connect_bus(const Arguments *args, sd_bus **ret)
 	return 0;
 }
 
+/*
+ * The signals that stop profd in order. SIGHUP too: there is nothing to
+ * reload, and its default action would end profd with its sessions unsaved.
+ */
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	Manager *m = userdata;
 
 	if (!m->stopping)
-		log_info("%s: stopping", si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+		log_info("SIG%s: stopping", sigabbrev_np((int)si->ssi_signo));
 	manager_begin_stop(m, EXIT_SUCCESS);
 	return 0;
 }
@@ -203,8 +209,8 @@ static int run(int argc, char **argv)
 		log_warning("cannot raise the open file limit: %s", strerror(-r));
 
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
+	for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+		sigaddset(&mask, stop_signals[i]);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a client closing its export pipe is an error, not a death */
 
@@ -216,9 +222,9 @@ static int run(int argc, char **argv)
 	r = manager_new(event, &config, &m); /* it takes its own reference to the loop */
 	if (r < 0)
 		return 1;
-	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
-	if (r >= 0)
-		r = sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m);
+	r = 0;
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(stop_signals); i++)
+		r = sd_event_add_signal(m->event, NULL, stop_signals[i], on_terminate, m);
 	if (r < 0) {
 		log_error("cannot watch signals: %s", strerror(-r));
 		return 1;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Stopping never drops a caller: while clients call profd as fast as it
-# answers (call-until-gone), SIGTERM or SIGINT arrive; every call gets an
+# answers (call-until-gone), SIGTERM, SIGINT or SIGHUP arrive; every call gets an
 # answer (a return, NoServer from the profd on its way out, or the bus's
 # ServiceUnknown once the name is gone), never "no reply". Idle and with a
 # session being saved, several times (the race is in the last moments). And
@@ -47,12 +47,13 @@ for round in 1 2 3 4; do
 	race $round TERM
 done
 race 5 INT
+race 6 HUP
 
 spawn_workload "$WORKLOAD_SPLIT" 120 1
 target=$SPAWNED
 path=$(start_session "$target" 199 60000000)
 wait_until 30 has_samples "$path" || fail "the session to stop has no samples"
-race 6 TERM "$path"
+race 7 TERM "$path"
 [[ $(prop "$path" State) == completed ]] || fail "the session stopped under calls was not saved: $(prop "$path" State)"
 bctl call $DEST "$path" $SES GetMetrics | grep -q 'end_reason.*stopped' ||
 	fail "the metrics of the session stopped under calls do not say it was stopped"
