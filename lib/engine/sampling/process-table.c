@@ -5,15 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hash.h"
+#include "id-table.h"
 #include "task-list.h"
 
 struct ProcessTable {
 	TargetProcess **processes; /* in joining order */
 	size_t n, allocated;
-	uint32_t *slots;           /* open addressing: index + 1 into processes, 0 empty */
-	size_t mask;
+	IdTable by_pid;            /* ids: indices into processes */
 	ProcessAdmitFn admit;
 	void *admit_userdata;
 };
@@ -39,7 +40,7 @@ ProcessTable *process_table_free(ProcessTable *t)
 	for (size_t i = 0; i < t->n; i++)
 		target_process_free(t->processes[i]);
 	free(t->processes);
-	free(t->slots);
+	id_table_done(&t->by_pid);
 	free(t);
 	return NULL;
 }
@@ -65,37 +66,34 @@ void process_table_set_admit(ProcessTable *t, ProcessAdmitFn fn, void *userdata)
 	t->admit_userdata = userdata;
 }
 
-static size_t slot_of(const ProcessTable *t, uint32_t pid)
+/* The ids of the IdTable are indices into 'processes'. */
+static uint64_t process_hash(const void *userdata, uint32_t id)
 {
-	size_t i = hash_finalize(pid) & t->mask;
+	const ProcessTable *t = userdata;
 
-	while (t->slots[i] != 0 && t->processes[t->slots[i] - 1]->pid != pid)
-		i = (i + 1) & t->mask;
-	return i;
+	return hash_finalize(t->processes[id]->pid);
+}
+
+typedef struct PidKey {
+	const ProcessTable *table;
+	uint32_t pid;
+} PidKey;
+
+static bool process_has_pid(const void *userdata, uint32_t id)
+{
+	const PidKey *k = userdata;
+
+	return k->table->processes[id]->pid == k->pid;
 }
 
 TargetProcess *process_table_find(const ProcessTable *t, uint32_t pid)
 {
-	size_t i;
+	uint32_t slot;
 
-	if (!t->slots)
+	if (!t->by_pid.slots ||
+	    !id_table_find(&t->by_pid, hash_finalize(pid), process_has_pid, &(PidKey){ t, pid }, &slot))
 		return NULL;
-	i = slot_of(t, pid);
-	return t->slots[i] ? t->processes[t->slots[i] - 1] : NULL;
-}
-
-static int table_rehash(ProcessTable *t, size_t size)
-{
-	uint32_t *slots = calloc(size, sizeof(uint32_t));
-
-	if (!slots)
-		return -ENOMEM;
-	free(t->slots);
-	t->slots = slots;
-	t->mask = size - 1;
-	for (size_t i = 0; i < t->n; i++)
-		t->slots[slot_of(t, t->processes[i]->pid)] = (uint32_t)i + 1;
-	return 0;
+	return t->processes[t->by_pid.slots[slot]];
 }
 
 /* Insert 'p' (its pid not in the table yet); the table owns it afterwards. */
@@ -105,33 +103,27 @@ static int table_insert(ProcessTable *t, TargetProcess *p)
 
 	if (t->n >= UINT32_MAX - 1)
 		return -ENOSPC;
-	if (t->n >= t->allocated) {
-		size_t want = t->allocated ? t->allocated * 2 : 64;
-		TargetProcess **a = reallocarray(t->processes, want, sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		t->processes = a;
-		t->allocated = want;
-	}
-	/* at most half full */
-	if (!t->slots || (t->n + 1) * 2 > t->mask + 1) {
-		r = table_rehash(t, t->slots ? (t->mask + 1) * 2 : 128);
-		if (r < 0)
-			return r;
-	}
+	r = ARRAY_RESERVE(t->processes, t->allocated, t->n + 1, 64);
+	if (r >= 0)
+		r = id_table_reserve(&t->by_pid, 1, process_hash, t);
+	if (r < 0)
+		return r;
 	t->processes[t->n] = p;
-	t->slots[slot_of(t, p->pid)] = (uint32_t)(t->n + 1);
+	id_table_insert(&t->by_pid, id_table_empty_slot(&t->by_pid, hash_finalize(p->pid)),
+			(uint32_t)t->n);
 	t->n++;
 	return 0;
 }
 
+/* Add address space 'm' (taken, even on failure). */
 static int process_push_space(TargetProcess *p, ProcessMaps *m)
 {
 	ProcessMaps **a = reallocarray(p->spaces, p->n_spaces + 1, sizeof(*a));
 
-	if (!a)
+	if (!a) {
+		process_maps_free(m);
 		return -ENOMEM;
+	}
 	p->spaces = a;
 	p->spaces[p->n_spaces++] = m;
 	return 0;
@@ -194,10 +186,8 @@ static int process_new(uint32_t pid, ProcessMaps *maps, TargetProcess **ret)
 			return r;
 	}
 	r = process_push_space(p, maps);
-	if (r < 0) {
-		process_maps_free(maps);
+	if (r < 0)
 		return r;
-	}
 	*ret = TAKE_PTR(p);
 	return 0;
 }
@@ -278,10 +268,8 @@ static int apply_comm(ProcessTable *t, const PerfRecordComm *c)
 		if (r < 0)
 			return r;
 		r = process_push_space(p, maps);
-		if (r < 0) {
-			process_maps_free(maps);
+		if (r < 0)
 			return r;
-		}
 		/* credentials may change at exec (setuid): ask again */
 		process_admit(t, p);
 	}
