@@ -277,11 +277,23 @@ static void session_use_learned_stack_size(Session *s, const CallerCreds *caller
 #define STACK_SIZE_MIN_SAMPLES 100U
 static void session_learn_stack_size(Session *s)
 {
+	StackSizeKey key;
 	int r;
 
 	if (!s->learns_stack_size || s->error || s->metrics.stack_bytes_needed == 0 ||
 	    s->metrics.samples_captured < STACK_SIZE_MIN_SAMPLES)
 		return;
+	/*
+	 * An exec (profctl record -- CMD holds CMD until the session runs): the stacks were
+	 * the new program's, known while the process lives (checked after the look, so
+	 * that a recycled pid is not taken for it)
+	 */
+	if (collector_target_execed(s->collector)) {
+		if (s->pidfd < 0 || stack_size_key_of_pid(s->pid, s->owner, &key) < 0 ||
+		    pidfd_check_alive(s->pidfd) < 0)
+			return;
+		s->stack_key = key;
+	}
 	r = stack_sizes_put(s->manager->stack_sizes, &s->stack_key, s->metrics.stack_bytes,
 			    s->metrics.stack_bytes_needed);
 	if (r < 0)

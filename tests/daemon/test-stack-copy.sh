@@ -5,7 +5,8 @@
 # per (caller, executable) in state/stack-sizes, and the program's next session
 # copies that much, with the same stacks. A deeper stack on the same binary
 # runs out of the smaller copy and the size grows back. It survives a restart;
-# a lower stack_bytes is still the ceiling.
+# a lower stack_bytes is still the ceiling. After an exec (profctl record -- CMD)
+# the size is learned for the program exec'd.
 source "$(dirname "$0")/lib.sh"
 : "${WORKLOAD_DEEP_STACK:?}"
 
@@ -82,3 +83,18 @@ grown=$(profile 100 "${budget[@]}")
 ((${grown_copied:=$(metric "$grown" stack_bytes)} > deep_copied)) ||
 	fail "after truncated stacks the copy is still $grown_copied bytes"
 ok "a deeper stack grows it back: $deep_copied -> $grown_copied bytes"
+
+# profctl record -- CMD: the session starts on profctl's held child, which then execs CMD;
+# what is learned is CMD's (a copy of deep-stack: a program never seen), never profctl's
+cp "$WORKLOAD_DEEP_STACK" "$T/deep-copy"
+spawn "$PROFCTL" --address="$BUS" record -d 4 -F 999 --no-kernel -o "$T/exec.json" -f metrics -- \
+	"$T/deep-copy" 600 3
+wait_until 120 test -s "$T/exec.json" || fail "profctl record -- CMD wrote nothing"
+copy_entry=$(stat -c '%i' "$T/deep-copy")
+profctl_entry=$(stat -L -c '%i' "$PROFCTL")
+awk -v i="$copy_entry" '$3 == i { found = 1 } END { exit !found }' "$T/state/stack-sizes" ||
+	fail "nothing learned for the exec'd command: $(cat "$T/state/stack-sizes")"
+! awk -v i="$profctl_entry" '$3 == i { found = 1 } END { exit !found }' "$T/state/stack-sizes" ||
+	fail "profctl's own executable learned a stack size"
+pkill -KILL -P "$SPAWNED" || true
+ok "record -- CMD: learned for the exec'd command, not for profctl"

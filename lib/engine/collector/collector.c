@@ -71,6 +71,7 @@ struct Collector {
 	uint64_t samples_pushed;        /* drained into the backlog: what a consumer may report at most */
 	bool cut_off, drain_done, consumer_done, finished;
 	bool consumer_warm; /* a consumer elsewhere: its resolver knew the executable */
+	bool target_execed; /* a COMM record of an exec came (drain thread; atomic) */
 	uint32_t stack_bytes_needed; /* what the resolver's walks needed (metrics.h), 0 unknown */
 	int error;
 };
@@ -139,6 +140,8 @@ static int collector_push(void *userdata, const struct perf_event_header *raw, c
 
 	if (c->file_cache && rec->type == PERF_RECORD_MMAP2)
 		collector_note_mapping(c, &rec->mmap2);
+	if (rec->type == PERF_RECORD_COMM && rec->comm.exec)
+		__atomic_store_n(&c->target_execed, true, __ATOMIC_RELAXED);
 
 	return backlog_push(c->backlog, raw,
 			    rec->type == PERF_RECORD_SAMPLE ? c->sample_limit : UINT64_MAX);
@@ -740,6 +743,11 @@ const char *collector_cache_state(Collector *c)
 	if (!c->resolver)
 		return NULL; /* per-process resolvers and bpf: no one executable to ask about */
 	return stack_resolver_cache_state(c->resolver);
+}
+
+bool collector_target_execed(Collector *c)
+{
+	return __atomic_load_n(&c->target_execed, __ATOMIC_RELAXED);
 }
 
 /* ---- a consumer elsewhere ---- */

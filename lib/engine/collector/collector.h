@@ -87,6 +87,8 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret);
 Profile *collector_steal_profile(Collector *c);
 /* Once finished: the StackResolver's "cold"/"warm" (NULL with a caller's resolve function). */
 const char *collector_cache_state(Collector *c);
+/* A process of the target exec'd during the window (its program is another one since). */
+bool collector_target_execed(Collector *c);
 
 /* ---- with unwind_elsewhere ---- */
 
