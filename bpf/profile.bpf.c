@@ -17,12 +17,20 @@
 
 /* vmlinux.h carries no macros. */
 #define EEXIST 17
+#define PROC_PID_INIT_INO 0xEFFFFFFCU /* the initial pid namespace's inode, fixed */
+#define PID_NS_LEVELS_MAX 32          /* MAX_PID_NS_LEVEL */
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set before load. */
 const volatile __u32 filter = PROFILE_BPF_FILTER_TGIDS;
 const volatile bool kernel_stacks = true;
+/*
+ * The inode of user space's pid namespace (/proc/self/ns/pid): tgids and tids
+ * here are the ones it sees in its /proc, also when it runs in a container,
+ * where the kernel's own (bpf_get_current_pid_tgid) name other processes.
+ */
+const volatile __u32 pidns_ino = PROC_PID_INIT_INO;
 
 /* Samples counted at most (0: no limit), set by user space when sampling starts. */
 __u64 max_samples = 0;
@@ -80,6 +88,40 @@ struct {
 	__type(value, __u32);
 	__uint(max_entries, PROFILE_BPF_MAX_EXECS);
 } exec_gens SEC(".maps");
+
+/*
+ * The current task's tgid and tid in user space's pid namespace; false when it
+ * has none there (a task of an outer namespace: user space cannot see it). A
+ * task's pid has one number per namespace level down to its own namespace.
+ */
+static __always_inline bool current_ids(__u32 *tgid, __u32 *tid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *pid, *leader;
+	unsigned int level;
+
+	if (pidns_ino == PROC_PID_INIT_INO) {
+		__u64 id = bpf_get_current_pid_tgid();
+
+		*tgid = id >> 32;
+		*tid = (__u32)id;
+		return true;
+	}
+	pid = BPF_CORE_READ(task, thread_pid);
+	leader = BPF_CORE_READ(task, group_leader, thread_pid);
+	level = BPF_CORE_READ(pid, level);
+	for (unsigned int i = 0; i < PID_NS_LEVELS_MAX && i <= level; i++) {
+		struct upid upid;
+
+		if (bpf_core_read(&upid, sizeof(upid), &pid->numbers[i]) < 0)
+			return false;
+		if (BPF_CORE_READ(upid.ns, ns.inum) != pidns_ino)
+			continue;
+		*tid = upid.nr;
+		return bpf_core_read(tgid, sizeof(*tgid), &leader->numbers[i].nr) == 0;
+	}
+	return false;
+}
 
 static __always_inline bool is_target(__u32 tgid)
 {
@@ -159,14 +201,10 @@ static __always_inline __u64 store_stack(struct bpf_perf_event_data *ctx, __u64 
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	ProfileBpfKey key = {
-		.tgid = id >> 32,
-		.tid = (__u32)id,
-	};
+	ProfileBpfKey key = {};
 	__u32 *gen;
 
-	if (!is_target(key.tgid))
+	if (!current_ids(&key.tgid, &key.tid) || !is_target(key.tgid))
 		return 0;
 	if (max_samples != 0 && samples >= max_samples) {
 		if (budget_end_ns == 0)
@@ -191,9 +229,9 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(profile_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, one = 1, *gen;
+	__u32 tgid, tid, one = 1, *gen;
 
-	if (!is_target(tgid))
+	if (!current_ids(&tgid, &tid) || !is_target(tgid))
 		return 0;
 	gen = bpf_map_lookup_elem(&exec_gens, &tgid);
 	if (gen)
@@ -207,9 +245,10 @@ int BPF_PROG(profile_exec, struct task_struct *task, pid_t old_pid, struct linux
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(profile_exit, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid, tid;
 
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+	/* the exiting task is the current one */
+	if (current_ids(&tgid, &tid) && BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&exec_gens, &tgid);
 	return 0;
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Unit and cgroup targets under the installed unit, against systemd's real
 # GetUnit/ControlGroup and the cgroup tree ProtectControlGroups= leaves
-# read-only: root profiles a system unit by name and by cgroup; an ordinary
+# read-only: root profiles a system unit by name and by cgroup, the whole
+# machine and one process with bpf (in the container's pid namespace); an ordinary
 # user's own user unit (her user manager started it) is refused for now, saying
 # why (many processes are named inside profd: root's sessions only); she is
 # refused a system unit and the whole machine, and another user her unit, each
@@ -30,6 +31,20 @@ out=$(in_container profctl record --cgroup "$system_cg" -d 1 -o /root/cgroup.fol
 	fail "root cannot profile cgroup $system_cg: $out"
 named_in /root/cgroup.folded split_heavy || fail "root's profile of cgroup $system_cg is unnamed: $out"
 ok "root profiled the system unit spin-system.service by name and by its cgroup $system_cg"
+
+# the whole machine, by bpf (auto's choice there), and bpf on one process: the
+# kernel's pids are not the ones profd sees in its container, the program
+# names samples by profd's pid namespace
+spin_pid=$(in_container systemctl show -P MainPID spin-system.service)
+out=$(in_container profctl record -a -d 2 -o /root/all.folded 2>&1) || fail "root cannot profile the whole machine: $out"
+in_container journalctl -q -b -u profd.service | grep -q 'samples system .* with bpf/' ||
+	fail "the whole machine was not sampled by bpf: $(in_container journalctl -q -b -u profd.service | tail -n 3)"
+named_in /root/all.folded "workload-split-$spin_pid;split_heavy" ||
+	fail "root's whole-machine profile has no workload-split-$spin_pid;split_heavy: $(in_container head -n 5 /root/all.folded)"
+out=$(in_container profctl record --backend bpf -p "$spin_pid" -d 1 -o /root/bpf.folded 2>&1) ||
+	fail "root cannot profile process $spin_pid with bpf: $out"
+named_in /root/bpf.folded split_heavy || fail "root's bpf profile of process $spin_pid is unnamed: $out"
+ok "root profiled the whole machine (bpf) and process $spin_pid by bpf: split_heavy named in both"
 
 # alice's user unit, started by her user manager
 start_user_manager alice >/dev/null

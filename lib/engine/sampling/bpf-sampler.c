@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpf-buckets.h"
@@ -170,6 +171,7 @@ static int load_program(BpfSampler *s)
 	uint64_t expected = (uint64_t)s->request.hz * (s->request.duration / NSEC_PER_SEC + 1) *
 			    s->n_cpus;
 	uint32_t zero = 0;
+	struct stat ns;
 	int r;
 
 	s->skel = profile_bpf__open();
@@ -187,6 +189,10 @@ static int load_program(BpfSampler *s)
 		break;
 	}
 	s->skel->rodata->kernel_stacks = s->kernel;
+	/* pids as our /proc shows them, also in a container (a pid namespace of its own) */
+	if (stat("/proc/self/ns/pid", &ns) < 0)
+		return negative_errno();
+	s->skel->rodata->pidns_ino = (uint32_t)ns.st_ino;
 	/* code without frame pointers makes nearly every sample a new (garbage) stack */
 	r = bpf_map__set_max_entries(s->skel->maps.stacks, map_entries(expected, MAX_STACK_ENTRIES));
 	if (r >= 0)
