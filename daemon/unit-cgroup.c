@@ -100,29 +100,36 @@ int user_manager_open(uid_t uid, sd_bus **ret)
 	return 0;
 }
 
+/* The unit's cgroup per the system manager, or else the user manager of 'uid'. */
+static int manager_unit_cgroup(bool user, uid_t uid, const char *unit, char **ret_cgroup)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r;
+
+	r = user ? user_manager_open(uid, &bus) : sd_bus_open_system(&bus);
+	if (r < 0)
+		return r;
+	r = unit_cgroup_get(bus, unit, ret_cgroup, &error);
+	sd_bus_error_free(&error);
+	return r;
+}
+
 int unit_cgroup_resolve(const char *unit, uid_t uid, char **ret_cgroup)
 {
-	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *system = NULL, *user = NULL;
-	sd_bus_error error = SD_BUS_ERROR_NULL;
-	int r = -EHOSTUNREACH, k;
+	/* a user's own unit before a system unit of the same name (dbus.service is both) */
+	bool user_first = uid != 0;
+	int r, k;
 
 	if (!unit_name_has_cgroup(unit))
 		return -EINVAL;
-	if (sd_bus_open_system(&system) >= 0) {
-		k = unit_cgroup_get(system, unit, ret_cgroup, &error);
-		sd_bus_error_free(&error);
-		if (k >= 0 || k == -ENODEV)
-			return k;
-		if (k == -ENOENT)
-			r = k; /* systemd answered: not one of its units */
-	}
-	if (user_manager_open(uid, &user) >= 0) {
-		k = unit_cgroup_get(user, unit, ret_cgroup, &error);
-		sd_bus_error_free(&error);
-		if (k >= 0 || k == -ENODEV || k == -ENOENT)
-			return k;
-	}
-	return r;
+	r = manager_unit_cgroup(user_first, uid, unit, ret_cgroup);
+	if (r >= 0 || r == -ENODEV)
+		return r;
+	k = manager_unit_cgroup(!user_first, uid, unit, ret_cgroup);
+	if (k >= 0 || k == -ENODEV || k == -ENOENT)
+		return k;
+	return r == -ENOENT ? r : -EHOSTUNREACH; /* -ENOENT: a manager answered, it knows none */
 }
 
 /*
@@ -170,28 +177,27 @@ static int find_unit_dir(int dir_fd, const char *unit, unsigned depth, unsigned 
 	return -ENOENT;
 }
 
-int unit_cgroup_resolve_system(const char *unit, uid_t uid, char **ret_cgroup)
+/* A system unit's cgroup, from the system manager on 'system'. */
+static int system_unit_cgroup(sd_bus *system, const char *unit, char **ret_cgroup)
 {
-	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *system = NULL;
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r = unit_cgroup_get(system, unit, ret_cgroup, &error);
+
+	sd_bus_error_free(&error);
+	return r;
+}
+
+/* A unit of uid's user manager: the directory of that name below user@UID.service's cgroup. */
+static int user_unit_cgroup(sd_bus *system, const char *unit, uid_t uid, char **ret_cgroup)
+{
 	_cleanup_(sampling_target_freep) SamplingTarget *user = NULL;
 	_cleanup_free_ char *user_cgroup = NULL, *below = NULL;
-	sd_bus_error error = SD_BUS_ERROR_NULL;
 	char user_unit[64];
 	unsigned budget = FIND_MAX_DIRS;
 	int r;
 
-	if (!unit_name_has_cgroup(unit))
-		return -EINVAL;
-	if (sd_bus_open_system(&system) < 0)
-		return -EHOSTUNREACH;
-	r = unit_cgroup_get(system, unit, ret_cgroup, &error);
-	sd_bus_error_free(&error);
-	if (r != -ENOENT)
-		return r; /* -EHOSTUNREACH too, when no systemd is on the bus */
-	/* not a system unit: one of the user's, within its manager's cgroup */
 	snprintf(user_unit, sizeof(user_unit), "user@%u.service", (unsigned)uid);
-	r = unit_cgroup_get(system, user_unit, &user_cgroup, &error);
-	sd_bus_error_free(&error);
+	r = system_unit_cgroup(system, user_unit, &user_cgroup);
 	if (r == -ENODEV)
 		return -ENOENT; /* no user manager runs: none of its units does either */
 	if (r < 0)
@@ -203,4 +209,28 @@ int unit_cgroup_resolve_system(const char *unit, uid_t uid, char **ret_cgroup)
 	if (r < 0)
 		return r;
 	return asprintf(ret_cgroup, "%s/%s", user->cgroup, below) < 0 ? -ENOMEM : 0;
+}
+
+int unit_cgroup_resolve_system(const char *unit, uid_t uid, char **ret_cgroup)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *system = NULL;
+	int r;
+
+	if (!unit_name_has_cgroup(unit))
+		return -EINVAL;
+	if (sd_bus_open_system(&system) < 0)
+		return -EHOSTUNREACH;
+	/*
+	 * A user's own unit before a system unit of the same name (dbus.service
+	 * is both): only her own can be hers to profile. Root's are the system's.
+	 */
+	if (uid != 0) {
+		r = user_unit_cgroup(system, unit, uid, ret_cgroup);
+		if (r != -ENOENT)
+			return r;
+	}
+	r = system_unit_cgroup(system, unit, ret_cgroup);
+	if (r != -ENOENT || uid != 0)
+		return r; /* -EHOSTUNREACH too, when no systemd is on the bus */
+	return user_unit_cgroup(system, unit, uid, ret_cgroup);
 }

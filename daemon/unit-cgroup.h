@@ -27,16 +27,18 @@ int user_manager_open(uid_t uid, sd_bus **ret);
 
 /*
  * The control group of 'unit' from the system manager, else from the user
- * manager of 'uid' (user units). -EINVAL not a unit with processes, -ENOENT
- * no manager knows it, -ENODEV it has none (inactive), -EHOSTUNREACH no
- * manager answered.
+ * manager of 'uid' (user units); for a 'uid' other than 0 the user manager is
+ * asked first (a unit of hers is meant over a system unit of the same name,
+ * dbus.service is both). -EINVAL not a unit with processes, -ENOENT no
+ * manager knows it, -ENODEV it has none (inactive), -EHOSTUNREACH no manager
+ * answered.
  */
 int unit_cgroup_resolve(const char *unit, uid_t uid, char **ret_cgroup);
 
 /*
  * The same asked of the system manager alone (profd: under its unit a user's
  * manager is out of reach, and it is the user's to answer or not): a user
- * unit is found by name below the cgroup of user@UID.service. -ENOENT also
- * when 'uid' runs no manager.
+ * unit is found by name below the cgroup of user@UID.service, first for a
+ * 'uid' other than 0 as above. -ENOENT also when 'uid' runs no manager.
  */
 int unit_cgroup_resolve_system(const char *unit, uid_t uid, char **ret_cgroup);

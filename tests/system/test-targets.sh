@@ -62,6 +62,18 @@ fi
 	fail "uid $alice's refusal of her user unit does not say why: $out"
 ok "uid $alice's user unit spin.service ($alice_cg) is refused, saying why: $out"
 
+# her user unit named like a system unit (dbus.service is both) is hers: the
+# same refusal as above, not AccessDenied for the system's unit
+in_container systemd-run --quiet --unit=twin $TESTS_BIN/workload-split 60 1 ||
+	fail "systemd-run --unit=twin failed"
+as_user_manager alice systemd-run --user --quiet --unit=twin $TESTS_BIN/workload-split 60 1 ||
+	fail "systemd-run --user --unit=twin as uid $alice failed"
+if out=$(as_user alice profctl record --unit twin.service -d 1 -o /home/alice/twin.folded 2>&1); then
+	fail "uid $alice profiled twin.service; the refusal this test expects is gone: update it"
+fi
+[[ $out == *"one by one"* ]] || fail "uid $alice's twin.service resolved to the system's unit: $out"
+ok "uid $alice's --unit twin.service is her user unit, not the system unit of that name"
+
 # refusals say why
 if out=$(as_user alice profctl record --unit spin-system.service -d 1 -o /home/alice/no.folded 2>&1); then
 	fail "uid $alice profiled the system unit spin-system.service"
