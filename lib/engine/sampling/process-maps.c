@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "sorted.h"
 
@@ -57,20 +58,7 @@ static void process_maps_freep(ProcessMaps **m)
 
 static int maps_reserve(ProcessMaps *m, size_t extra)
 {
-	ProcessMapping *n;
-	size_t want;
-
-	if (m->n_mappings + extra <= m->n_allocated)
-		return 0;
-	want = m->n_allocated ? m->n_allocated * 2 : 64;
-	while (want < m->n_mappings + extra)
-		want *= 2;
-	n = reallocarray(m->mappings, want, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	m->mappings = n;
-	m->n_allocated = want;
-	return 0;
+	return ARRAY_RESERVE(m->mappings, m->n_allocated, m->n_mappings + extra, 64);
 }
 
 /* First mapping whose end is above addr. */

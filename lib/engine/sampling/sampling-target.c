@@ -14,6 +14,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "dir-stream.h"
 #include "task-list.h"
@@ -332,15 +333,10 @@ typedef struct PidList {
 
 static int pid_list_add(PidList *l, pid_t pid)
 {
-	if (l->n >= l->allocated) {
-		size_t want = l->allocated ? l->allocated * 2 : 64;
-		pid_t *p = reallocarray(l->pids, want, sizeof(pid_t));
+	int r = ARRAY_RESERVE(l->pids, l->allocated, l->n + 1, 64);
 
-		if (!p)
-			return -ENOMEM;
-		l->pids = p;
-		l->allocated = want;
-	}
+	if (r < 0)
+		return r;
 	l->pids[l->n++] = pid;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "perf-synth.h"
 #include "process-maps.h"
@@ -21,18 +22,10 @@ void record_buffer_clear(RecordBuffer *b)
 
 int record_buffer_append(RecordBuffer *b, const struct perf_event_header *record)
 {
-	if (b->size + record->size > b->allocated) {
-		size_t want = b->allocated ? b->allocated : 16 * 1024;
-		uint8_t *d;
+	int r = ARRAY_RESERVE(b->data, b->allocated, b->size + record->size, 16 * 1024);
 
-		while (want < b->size + record->size)
-			want *= 2;
-		d = realloc(b->data, want);
-		if (!d)
-			return -ENOMEM;
-		b->data = d;
-		b->allocated = want;
-	}
+	if (r < 0)
+		return r;
 	memcpy(b->data + b->size, record, record->size);
 	b->size += record->size;
 	return 0;
