@@ -32,7 +32,8 @@ $block" >"$T/install.log" 2>&1 ||
 ok "the README's install commands ran in $(($(date +%s) - start)) s: $(tr '\n' ';' <<<"$block" | cut -c1-100)..."
 
 # what the README says is installed
-for f in /usr/libexec/profd /usr/bin/profctl /etc/profd/profd.conf /lib/systemd/system/profd.service \
+for f in /usr/libexec/profd /usr/libexec/profd-unwinder /usr/bin/profctl /etc/profd/profd.conf \
+	/lib/systemd/system/profd.service \
 	/usr/share/dbus-1/system.d/org.profd.Profiler1.conf \
 	/usr/share/dbus-1/system-services/org.profd.Profiler1.service \
 	/usr/share/bash-completion/completions/profctl; do
