@@ -246,19 +246,43 @@ static int test_cxx(char **args)
 	return 0;
 }
 
+/* What a workload maps between the session's creation and its start (GO_FILE workloads). */
+typedef struct LateMappings {
+	const char *go_file, *perms, *path;
+	unsigned count;
+} LateMappings;
+
+static void map_before_start(pid_t pid, void *userdata)
+{
+	const LateMappings *l = userdata;
+
+	harness_go_and_wait_for_mappings(pid, l->go_file, l->perms, l->path, l->count);
+}
+
 /*
  * A non-PIE executable running code from a second mapping of its own text, as
  * node runs V8's builtins: named from the file's DWARF through the module of
- * its own load, not left as module+offset.
+ * its own load, not left as module+offset. "remap-before-start": the copy is
+ * mapped after the session was created and before it started (the events are
+ * still disabled then: no MMAP2 record tells of it).
  */
-static int test_remap(char **args)
+static int remap_scenario(char **args, bool before_start)
 {
-	char *argv[] = { args[0], (char *)"2.5", NULL };
+	char tmp[] = "/tmp/profd-unwind-XXXXXX", go[64];
+	char *argv[] = { args[0], (char *)"2.5", before_start ? go : NULL, NULL };
+	LateMappings late = { .go_file = go, .perms = "r-xp", .path = basename_of(args[0]),
+			      .count = 2 };
 	HarnessRun run = { .seconds = 1.5 };
 	HarnessResult res;
 	size_t with_line = 0;
 	double share;
 
+	harness_assert(mkdtemp(tmp), "mkdtemp: %m");
+	snprintf(go, sizeof(go), "%s/go", tmp);
+	if (before_start) {
+		run.before_start = map_before_start;
+		run.before_start_userdata = &late;
+	}
 	profile_workload(argv, &run, &res);
 	share = self_share(res.profile, "remap_hot", NULL);
 	fprintf(stderr, "remap_hot: %.1f%% self\n", share * 100);
@@ -276,7 +300,19 @@ static int test_remap(char **args)
 	}
 	harness_assert(with_line > 0, "remap_hot has no remap.c:line");
 	harness_result_done(&res);
+	(void)unlink(go);
+	harness_assert(rmdir(tmp) >= 0, "cannot remove %s: %m", tmp);
 	return 0;
+}
+
+static int test_remap(char **args)
+{
+	return remap_scenario(args, false);
+}
+
+static int test_remap_before_start(char **args)
+{
+	return remap_scenario(args, true);
 }
 
 /* "xx/yyyy" of a file's GNU build-id. */
@@ -466,17 +502,25 @@ static size_t leaf_times(const Profile *p, const char *name, uint64_t *ret_first
 /*
  * A JIT announcing code in a jitdump file, reusing an address for other code
  * and moving code: each phase named by what ran there at the sample's time.
+ * "jitdump-before-start": the file and the code are mapped after the session
+ * was created and before it started.
  */
-static int test_jitdump(char **args)
+static int jitdump_scenario(char **args, bool before_start)
 {
-	char tmp[] = "/tmp/profd-unwind-XXXXXX";
-	char *argv[] = { args[0], tmp, (char *)"3.6", NULL };
+	char tmp[] = "/tmp/profd-unwind-XXXXXX", go[64];
+	char *argv[] = { args[0], tmp, (char *)"3.6", before_start ? go : NULL, NULL };
+	LateMappings late = { .go_file = go, .perms = "rwxp", .count = 1 };
 	HarnessRun run = { .seconds = 3.3 };
 	HarnessResult res;
 	uint64_t first_at[2], last_at[2], pages[2][4];
 	size_t n[2], n_pages[2], unnamed = 0;
 
 	harness_assert(mkdtemp(tmp), "mkdtemp: %m");
+	snprintf(go, sizeof(go), "%s/go", tmp);
+	if (before_start) {
+		run.before_start = map_before_start;
+		run.before_start_userdata = &late;
+	}
 	profile_workload(argv, &run, &res);
 	n[0] = leaf_times(res.profile, "jit_first", &first_at[0], &last_at[0], pages[0], 4,
 			  &n_pages[0]);
@@ -507,6 +551,16 @@ static int test_jitdump(char **args)
 	harness_result_done(&res);
 	harness_assert(harness_remove_dir(tmp) >= 0, "cannot remove %s: %m", tmp);
 	return 0;
+}
+
+static int test_jitdump(char **args)
+{
+	return jitdump_scenario(args, false);
+}
+
+static int test_jitdump_before_start(char **args)
+{
+	return jitdump_scenario(args, true);
 }
 
 static int test_dlopen(char **args)
@@ -1057,6 +1111,8 @@ int main(int argc, char **argv)
 		{ "remap", 1, test_remap },       { "cxx", 1, test_cxx },
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
 		{ "jitdump", 1, test_jitdump },
+		{ "remap-before-start", 1, test_remap_before_start },
+		{ "jitdump-before-start", 1, test_jitdump_before_start },
 		{ "deleted", 1, test_changed_on_disk }, { "replaced", 2, test_changed_on_disk },   { "truncation", 1, test_truncation },
 		{ "dlopen", 2, test_dlopen },     { "hybrid", 1, test_hybrid },
 		{ "quality", 4, test_quality },     { "kernel", 1, test_kernel },

@@ -17,6 +17,7 @@
 
 #include "cleanup.h"
 #include "sampling-session.h"
+#include "time-util.h"
 #include "workload-process.h"
 
 void harness_fail(const char *fmt, ...)
@@ -97,6 +98,36 @@ int harness_remove_dir(const char *dir)
 	return rmdir(dir) < 0 ? -errno : 0;
 }
 
+static unsigned count_mappings(pid_t pid, const char *perms, const char *path)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char fn[64], line[4096], p[8];
+	unsigned n = 0;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		harness_fail("cannot open %s: %m", fn);
+	while (fgets(line, sizeof(line), f))
+		n += sscanf(line, "%*x-%*x %7s", p) == 1 && strcmp(p, perms) == 0 &&
+		     (!path || strstr(line, path));
+	return n;
+}
+
+void harness_go_and_wait_for_mappings(pid_t pid, const char *go_file, const char *perms,
+				      const char *path, unsigned count)
+{
+	_cleanup_close_ int fd = open(go_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	uint64_t end = test_now_nanos() + 30 * NSEC_PER_SEC;
+
+	harness_assert(fd >= 0, "cannot create %s: %m", go_file);
+	while (count_mappings(pid, perms, path) < count) {
+		harness_assert(test_now_nanos() < end, "no %u %s mappings of %s after 30 s", count,
+			       perms, path ?: "anything");
+		usleep(1000);
+	}
+}
+
 void harness_reap(pid_t pid)
 {
 	int status;
@@ -143,6 +174,8 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 	r = sampling_session_new(pid, &so, &s);
 	if (r < 0)
 		return r;
+	if (run->before_start)
+		run->before_start(pid, run->before_start_userdata);
 	cpu_known = test_process_cpu_time(pid, &cpu_before) >= 0;
 	stopper.arg = s;
 	if (run->cpu_seconds > 0)

@@ -23,6 +23,12 @@ int harness_spawn(char *const argv[], pid_t *ret);
 int harness_copy_file(const char *from, const char *to, mode_t mode);
 /* Remove directory 'dir' and the files in it (a workload's scratch directory). */
 int harness_remove_dir(const char *dir);
+/*
+ * Create 'go_file' (a workload waits for it), then wait until /proc/PID/maps has
+ * 'count' lines with permissions 'perms' whose path contains 'path' (NULL: any).
+ */
+void harness_go_and_wait_for_mappings(pid_t pid, const char *go_file, const char *perms,
+				      const char *path, unsigned count);
 /* Wait for (and if still running, kill) a spawned workload. */
 void harness_reap(pid_t pid);
 
@@ -34,6 +40,9 @@ typedef struct HarnessRun {
 	bool kernel;             /* kernel frames */
 	uint32_t stack_bytes;    /* 0: session default (16 KiB) */
 	StackResolverOptions resolver; /* mode and kernel are set from the fields above */
+	/* called between creating the session and starting it (what the target does then) */
+	void (*before_start)(pid_t pid, void *userdata);
+	void *before_start_userdata;
 } HarnessRun;
 
 typedef struct HarnessResult {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * workload-jitdump DIR [SECONDS]: a JIT announcing its code in DIR/jit-<pid>.dump
+ * workload-jitdump DIR [SECONDS [GO_FILE]]: a JIT announcing its code in DIR/jit-<pid>.dump
  * (perf's jitdump format, mapped so profilers find it, as V8 --perf-prof
  * does) and running it in three equal phases:
  *   1. jit_first at address X;
@@ -9,6 +9,7 @@
  * A profiler naming by address alone calls phase 2 jit_first; by time, it
  * names each phase right. Then it waits to be killed, its file still mapped
  * for a profiler that reads it late; the file stays for the caller to remove.
+ * With GO_FILE, it creates and maps anything only once that file exists.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -112,9 +113,11 @@ int main(int argc, char **argv)
 	void *marker;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: workload-jitdump DIR [SECONDS]\n");
+		fprintf(stderr, "usage: workload-jitdump DIR [SECONDS [GO_FILE]]\n");
 		return 2;
 	}
+	if (argc > 3)
+		workload_wait_for_file(argv[3]);
 	snprintf(path, sizeof(path), "%s/jit-%d.dump", argv[1], (int)getpid());
 	dump_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (dump_fd < 0) {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * workload-remap [SECONDS]: maps its own text segment a second time at
+ * workload-remap [SECONDS [GO_FILE]]: maps its own text segment a second time at
  * another address and spends its time in remap_hot() run from that copy, as
  * V8 does with node's embedded builtins. Built as a non-PIE executable
  * (ET_EXEC), like the node Debian users get from NodeSource: a profiler must
- * name code in the copy from the file's symbols and debug info.
+ * name code in the copy from the file's symbols and debug info. With GO_FILE,
+ * it maps the copy only once that file exists (a test picks the moment).
  */
 #include <fcntl.h>
 #include <link.h>
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
 	void *copy;
 	int fd;
 
+	if (argc > 2)
+		workload_wait_for_file(argv[2]);
 	if (!dl_iterate_phdr(find_text, &t)) {
 		fprintf(stderr, "workload-remap: remap_hot is in no executable segment\n");
 		return 1;

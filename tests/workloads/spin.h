@@ -6,6 +6,7 @@
  */
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline uint64_t workload_now_ns(void)
 {
@@ -30,4 +31,14 @@ static inline double workload_seconds(int argc, char **argv, int i, double def)
 	extern double atof(const char *);
 
 	return argc > i ? atof(argv[i]) : def;
+}
+
+/*
+ * Wait until 'path' exists (a test creates it at the moment it wants the workload to go on).
+ * Polled: the test may create it before the workload looks, so no signal can be missed.
+ */
+static inline void workload_wait_for_file(const char *path)
+{
+	while (access(path, F_OK) < 0)
+		usleep(1000);
 }

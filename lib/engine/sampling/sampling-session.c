@@ -73,9 +73,9 @@ struct SamplingSession {
 	SamplingRecordFn sink;
 	void *sink_userdata;
 	ProfileBuilder *builder;
-	/* what /proc showed before start, handed to the sink as records at start */
+	/* what /proc shows once the events are enabled, handed on as records at start */
 	ProcessMaps *initial_maps;
-	uint64_t initial_time; /* when /proc was read: before the window, before any check */
+	uint64_t initial_time; /* just before the events were enabled: the window's start */
 	PerfSynthRecord *initial_names;
 	size_t n_initial_names;
 	RecordBuffer initial_processes; /* multi-process: their mappings and names at start */
@@ -638,21 +638,14 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 	r = session_open_fds(s);
 	if (r < 0)
 		return r;
-	s->initial_time = session_now();
 	r = session_open_rings(s);
 	if (r < 0)
 		return r;
 	if (target) {
-		/* events first: what starts while the processes are read is not missed */
 		r = session_open_cpus(s);
-		if (r >= 0)
-			r = session_snapshot_processes(s);
 		if (r < 0)
 			return r;
 	} else {
-		r = process_maps_load((uint32_t)pid, &s->initial_maps);
-		if (r < 0)
-			return r;
 		r = session_open_threads(s);
 		if (r < 0)
 			return r;
@@ -712,17 +705,30 @@ static void session_count_thread(SamplingSession *s, int delta)
 	}
 }
 
+/*
+ * What the target looks like, read from /proc once the events are enabled: a
+ * disabled event records no MMAP2, so whatever is mapped between an earlier
+ * read and the enable would be unknown for the whole session. Mappings made
+ * after the enable and before the read come twice, as records later in the
+ * stream: the same mappings again. A mapping both made and removed in that
+ * time stays (nothing records an munmap) until something is mapped over it.
+ */
+static int session_snapshot(SamplingSession *s)
+{
+	int r;
+
+	if (s->target)
+		return session_snapshot_processes(s);
+	r = process_maps_load((uint32_t)s->pid, &s->initial_maps);
+	/* gone already: the session ends as the target exited, with what it sampled */
+	return r == -ESRCH ? 0 : r;
+}
+
 static int session_start(void *userdata)
 {
 	SamplingSession *s = userdata;
 	int r;
 
-	s->threads_live = s->threads_peak = s->threads_at_start;
-	session_update_capacity(s);
-
-	r = session_emit_initial(s);
-	if (r < 0)
-		return r;
 	s->start_unix = clock_nanos(CLOCK_REALTIME);
 	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
 	if (s->builder)
@@ -731,11 +737,18 @@ static int session_start(void *userdata)
 	r = session_loop_arm(&s->loop, s->start_mono + s->duration);
 	if (r < 0)
 		return r;
+	s->initial_time = session_now();
 	for (size_t i = 0; i < s->n_event_fds; i++)
 		/* ENABLE reaches the events this one's thread has handed to new threads */
 		if (ioctl(s->event_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
 			return negative_errno();
-	return 0;
+	r = session_snapshot(s);
+	if (r < 0)
+		return r;
+
+	s->threads_live = s->threads_peak = s->threads_at_start;
+	session_update_capacity(s);
+	return session_emit_initial(s);
 }
 
 void sampling_session_stop(SamplingSession *s)
