@@ -3,11 +3,12 @@
 # The unwinder helper as deployed (DESIGN.md §8): while an ordinary user's
 # session runs under the installed unit, the profd-unwinder profd started for
 # her has no capability, NoNewPrivs and a seccomp filter of its own on top of
-# the unit's; it survives a SIGSTOP/SIGCONT; asked from inside the running
-# helper (open-inside, by ptrace), opening another user's 0600 file, root's,
-# hers and a world-readable one all fail, where her own process opens what her
-# uid may. Root's session gets an unwinder of its own. Her profile is named.
-# (The helper runs as uid 0 without capabilities: profd has no CAP_SETUID.)
+# the unit's; it holds no file but the target's; it survives a SIGSTOP and
+# SIGCONT; asked from inside the running helper (open-inside, by ptrace),
+# opening another user's 0600 file, root's, hers and a world-readable one all
+# fail, where her own process opens what her uid may. Root's session gets an
+# unwinder of its own. Her profile is named. (The helper runs as uid 0 without
+# capabilities: profd has no CAP_SETUID.)
 source "$(dirname "$0")/lib.sh"
 
 boot_system
@@ -63,6 +64,22 @@ helper_filters=$(status_field "$helper" Seccomp_filters)
 	fail "unwinder $helper has $helper_filters seccomp filters, profd $profd_filters: none of its own"
 uids=$(status_field "$helper" Uid)
 ok "uid $alice's unwinder $helper: Seccomp 2 with $helper_filters filters (profd $profd_filters), NoNewPrivs 1, no capability in any set, uids $uids"
+
+# what it holds open: its socket, shared memory, and files of the target's
+# mappings that profd opened for it, nothing else
+held=$(in_container find /proc/$helper/fd -mindepth 1 -printf '%l\n') || fail "cannot list the unwinder's descriptors"
+mapped=$(in_container awk '$6 ~ /^\// { print $6 }' /proc/$alice_pid/maps | sort -u)
+held_files=0
+while read -r f; do
+	case $f in
+	socket:* | anon_inode:* | /memfd:* | /dev/null | pipe:*) ;;
+	*)
+		grep -qxF "$f" <<<"$mapped" || fail "the unwinder $helper holds '$f', which process $alice_pid does not map"
+		held_files=$((held_files + 1))
+		;;
+	esac
+done <<<"$held"
+ok "the unwinder $helper holds $(wc -l <<<"$held") descriptors: its socket, shared memory and $held_files of process $alice_pid's mapped files"
 
 # stopped and continued (job control, a debugger) it carries on: the kernel
 # resumes its interrupted poll() with restart_syscall, which its filter allows
