@@ -144,11 +144,48 @@ static int read_visible_run(Manager *m, sd_bus_message *msg, const StoredRun **r
 	return 0;
 }
 
-/* GetRun of a run whose record is only in its file: read on a worker, reply on the loop. */
-typedef struct RunRead {
+/*
+ * A method call answered later, from a worker's result or once a change is
+ * durable: it keeps the message, and with 'counted' it is one of the
+ * sender's requests in flight (manager_request_begin()) until it ends.
+ */
+typedef struct Call {
 	Manager *manager;
 	sd_bus_message *message;
 	uid_t uid;
+	bool counted;
+} Call;
+
+/* A zeroed job of 'size' bytes that starts with a Call for 'msg'; NULL when out of memory. */
+static void *call_new(size_t size, Manager *m, sd_bus_message *msg)
+{
+	Call *c = calloc(1, size);
+
+	if (c)
+		*c = (Call){ .manager = m, .message = sd_bus_message_ref(msg) };
+	return c;
+}
+
+static int call_count(Call *c, sd_bus_error *error)
+{
+	int r = manager_request_begin(c->manager, c->message, &c->uid, error);
+
+	c->counted = r >= 0;
+	return r;
+}
+
+/* Frees the job that starts with 'c'. */
+static void call_free(Call *c)
+{
+	if (c->counted)
+		manager_request_end(c->manager, c->uid);
+	sd_bus_message_unref(c->message);
+	free(c);
+}
+
+/* GetRun of a run whose record is only in its file: read on a worker, reply on the loop. */
+typedef struct RunRead {
+	Call call;
 	uint64_t seq;
 	char *json;
 	size_t size;
@@ -159,7 +196,7 @@ static void run_read_work(void *userdata)
 {
 	RunRead *j = userdata;
 
-	j->error = run_store_read(j->manager->runs, j->seq, RUN_STORE_FILE_MAX, &j->json, &j->size);
+	j->error = run_store_read(j->call.manager->runs, j->seq, RUN_STORE_FILE_MAX, &j->json, &j->size);
 }
 
 static void run_read_done(void *userdata)
@@ -167,17 +204,15 @@ static void run_read_done(void *userdata)
 	RunRead *j = userdata;
 
 	if (j->error == -ENOENT)
-		sd_bus_reply_method_errorf(j->message, PROFD_ERROR_NO_SUCH_RUN,
+		sd_bus_reply_method_errorf(j->call.message, PROFD_ERROR_NO_SUCH_RUN,
 					   "the run was deleted meanwhile");
 	else if (j->error < 0)
-		sd_bus_reply_method_errnof(j->message, j->error, "cannot read the run: %s",
+		sd_bus_reply_method_errnof(j->call.message, j->error, "cannot read the run: %s",
 					   strerror(-j->error));
 	else
-		sd_bus_reply_method_return(j->message, "s", j->json);
-	manager_request_end(j->manager, j->uid);
-	sd_bus_message_unref(j->message);
+		sd_bus_reply_method_return(j->call.message, "s", j->json);
 	free(j->json);
-	free(j);
+	call_free(&j->call);
 }
 
 int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -185,7 +220,6 @@ int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *er
 	Manager *m = userdata;
 	const StoredRun *run;
 	RunRead *j;
-	uid_t uid;
 	int r;
 
 	r = read_visible_run(m, msg, &run, error);
@@ -198,20 +232,15 @@ int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *er
 					 run->json_size, m->config.max_record_bytes);
 	if (run->pending_json)
 		return sd_bus_reply_method_return(msg, "s", run->pending_json);
-	r = manager_request_begin(m, msg, &uid, error);
-	if (r < 0)
-		return r;
-	j = calloc(1, sizeof(*j));
-	if (!j) {
-		manager_request_end(m, uid);
+	j = call_new(sizeof(*j), m, msg);
+	if (!j)
 		return -ENOMEM;
-	}
-	*j = (RunRead){ .manager = m, .message = sd_bus_message_ref(msg), .uid = uid, .seq = run->seq };
-	r = worker_pool_submit(m->export_workers, run_read_work, run_read_done, j);
+	j->seq = run->seq;
+	r = call_count(&j->call, error);
+	if (r >= 0)
+		r = worker_pool_submit(m->export_workers, run_read_work, run_read_done, j);
 	if (r < 0) {
-		manager_request_end(m, uid);
-		sd_bus_message_unref(j->message);
-		free(j);
+		call_free(&j->call);
 		return r;
 	}
 	return 1; /* run_read_done() replies */
@@ -219,9 +248,7 @@ int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
 /* SubmitRun: parsed and serialised on a worker, stored on the loop, answered once durable. */
 typedef struct Submit {
-	Manager *manager;
-	sd_bus_message *message;
-	uid_t uid;
+	Call call;
 	const char *input; /* in 'message' */
 	size_t input_size;
 	RunProfile *record;
@@ -234,12 +261,10 @@ static Submit *submit_free(Submit *j)
 {
 	if (!j)
 		return NULL;
-	manager_request_end(j->manager, j->uid);
-	sd_bus_message_unref(j->message);
 	run_profile_free(j->record);
 	free(j->json);
 	free(j->why);
-	free(j);
+	call_free(&j->call);
 	return NULL;
 }
 
@@ -271,7 +296,7 @@ static void submit_work(void *userdata)
 {
 	Submit *j = userdata;
 
-	j->error = manager_check_record(j->manager, j->input, j->input_size, &j->record, &j->json,
+	j->error = manager_check_record(j->call.manager, j->input, j->input_size, &j->record, &j->json,
 					&j->why);
 }
 
@@ -282,37 +307,37 @@ static void submit_saved(int error, void *userdata)
 	char quoted[CALLER_TEXT_QUOTE_SIZE];
 
 	if (error < 0)
-		sd_bus_reply_method_errnof(j->message, error, "cannot save run '%s': %s",
+		sd_bus_reply_method_errnof(j->call.message, error, "cannot save run '%s': %s",
 					   caller_text_quote(j->record->identity.run_id, quoted),
 					   strerror(-error));
 	else
-		sd_bus_reply_method_return(j->message, "s", j->record->identity.run_id);
+		sd_bus_reply_method_return(j->call.message, "s", j->record->identity.run_id);
 	submit_free(j);
 }
 
 static void submit_done(void *userdata)
 {
 	Submit *j = userdata;
-	Manager *m = j->manager;
+	Manager *m = j->call.manager;
 	int r = j->error;
 
 	if (r == -EINVAL || r == -E2BIG || r == -EILSEQ)
-		sd_bus_reply_method_errorf(j->message, PROFD_ERROR_INVALID_RECORD, "%s",
+		sd_bus_reply_method_errorf(j->call.message, PROFD_ERROR_INVALID_RECORD, "%s",
 					   j->why ?: "not a keyhog-profile-v1 record");
 	else if (r < 0)
-		sd_bus_reply_method_errnof(j->message, r, "cannot read the record: %s", strerror(-r));
+		sd_bus_reply_method_errnof(j->call.message, r, "cannot read the record: %s", strerror(-r));
 	if (r < 0) {
 		submit_free(j);
 		return;
 	}
-	r = run_store_put_json(m->runs, j->record, TAKE_PTR(j->json), j->uid, clock_micros(CLOCK_REALTIME),
-			       NULL, submit_saved, j);
+	r = run_store_put_json(m->runs, j->record, TAKE_PTR(j->json), j->call.uid,
+			       clock_micros(CLOCK_REALTIME), NULL, submit_saved, j);
 	if (r == -EFBIG)
-		sd_bus_reply_method_errorf(j->message, SD_BUS_ERROR_LIMITS_EXCEEDED,
+		sd_bus_reply_method_errorf(j->call.message, SD_BUS_ERROR_LIMITS_EXCEEDED,
 					   "the record alone is larger than this user may store "
 					   "(MaxRunBytesPerUser or MaxRunBytes)");
 	else if (r < 0)
-		sd_bus_reply_method_errnof(j->message, r, "cannot store the run: %s", strerror(-r));
+		sd_bus_reply_method_errnof(j->call.message, r, "cannot store the run: %s", strerror(-r));
 	if (r < 0) {
 		submit_free(j);
 		return;
@@ -326,7 +351,6 @@ int manager_method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 	Submit *j;
 	const char *json;
 	size_t len;
-	uid_t uid;
 	int r;
 
 	r = sd_bus_message_read(msg, "s", &json);
@@ -337,18 +361,15 @@ int manager_method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 		return sd_bus_error_setf(error, PROFD_ERROR_INVALID_RECORD,
 					 "record is %zu bytes, more than the limit of %" PRIu64
 					 " (MaxRecordBytes)", len, m->config.max_record_bytes);
-	r = manager_request_begin(m, msg, &uid, error);
-	if (r < 0)
-		return r;
-	j = calloc(1, sizeof(*j));
-	if (!j) {
-		manager_request_end(m, uid);
+	j = call_new(sizeof(*j), m, msg);
+	if (!j)
 		return -ENOMEM;
-	}
-	*j = (Submit){ .manager = m, .message = sd_bus_message_ref(msg), .uid = uid, .input = json,
-		       .input_size = len };
-	/* a big record takes a while to parse: not on the loop, where it would stall everyone */
-	r = worker_pool_submit(m->export_workers, submit_work, submit_done, j);
+	j->input = json;
+	j->input_size = len;
+	r = call_count(&j->call, error);
+	if (r >= 0)
+		/* a big record takes a while to parse: not on the loop, where it would stall everyone */
+		r = worker_pool_submit(m->export_workers, submit_work, submit_done, j);
 	if (r < 0) {
 		submit_free(j);
 		return r;
@@ -356,44 +377,36 @@ int manager_method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 	return 1; /* submit_done() or submit_saved() replies */
 }
 
-typedef struct Delete {
-	Manager *manager;
-	sd_bus_message *message;
-} Delete;
-
 /* The removal is durable (or failed and the run is back): answer only now. */
 static void delete_done(int error, void *userdata)
 {
-	Delete *d = userdata;
+	Call *c = userdata;
 
 	if (error < 0)
-		sd_bus_reply_method_errnof(d->message, error, "cannot delete the run: %s",
+		sd_bus_reply_method_errnof(c->message, error, "cannot delete the run: %s",
 					   strerror(-error));
 	else
-		sd_bus_reply_method_return(d->message, NULL);
-	manager_update_status(d->manager);
-	sd_bus_message_unref(d->message);
-	free(d);
+		sd_bus_reply_method_return(c->message, NULL);
+	manager_update_status(c->manager);
+	call_free(c);
 }
 
 int manager_method_delete_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
 	const StoredRun *run;
-	Delete *d;
+	Call *c;
 	int r;
 
 	r = read_visible_run(m, msg, &run, error);
 	if (r < 0)
 		return r;
-	d = calloc(1, sizeof(*d));
-	if (!d)
+	c = call_new(sizeof(*c), m, msg);
+	if (!c)
 		return -ENOMEM;
-	*d = (Delete){ .manager = m, .message = sd_bus_message_ref(msg) };
-	r = run_store_delete(m->runs, run, delete_done, d);
+	r = run_store_delete(m->runs, run, delete_done, c);
 	if (r < 0) {
-		sd_bus_message_unref(d->message);
-		free(d);
+		call_free(c);
 		return r;
 	}
 	return 1; /* delete_done() replies */
