@@ -21,7 +21,12 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
   reporting its own wall and CPU time) alone, under a profd session and under `perf
   record -F HZ --call-graph dwarf`, runs interleaved, medians;
 - scaling: profd's warm CPU per sample with 1, 8 and 64 busy threads;
-- with --long SECONDS: one session that long, the RSS of profd and its helpers every 10 s.
+- with --long SECONDS: one session that long, the RSS of profd and its helpers every 10 s;
+- with --baseline-profd PATH: the same cold and warm sessions through another profd build
+  (e.g. main before a change) in the same run, each warm session beside one of the build
+  under test, so that both see the same load.
+Every profd row says the stack copy its sessions made (adaptive stack copy: the first
+session of a binary copies 16 KiB, the next ones what the first needed).
 Prints a table; exit status 0 unless something failed to run.
 """
 import argparse
@@ -219,18 +224,16 @@ def spawn(argv, held=False):
         time.sleep(0.05)  # past the dynamic loader
         return p, None
     r, w = os.pipe()
-
-    def wait_go():
-        os.close(w)
-        os.read(r, 1)
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, preexec_fn=wait_go,
-                         pass_fds=(r,))
+    # a shell that execs argv once told to (Popen itself waits for the exec: a preexec_fn
+    # that blocked would block it too); the pid stays the same across the exec
+    p = subprocess.Popen(['/bin/sh', '-c', 'read go <&%d; exec "$@"' % r, 'sh'] + argv,
+                         stdout=subprocess.PIPE, text=True, pass_fds=(r,))
     os.close(r)
     return p, w
 
 
 def go(w):
-    os.write(w, b'x')
+    os.write(w, b'x\n')
     os.close(w)
 
 
@@ -243,7 +246,7 @@ def profd_session(d, workload, threads, seconds, hz):
     p.wait()
     if samples == 0:
         fail('a session of %s kept no samples' % workload)
-    return {'cpu': cpu, 'samples': samples, 'dropped': dropped,
+    return {'cpu': cpu, 'samples': samples, 'dropped': dropped, 'copy': metrics['stack_bytes'],
             'us': cpu / samples * 1e6, 'collector_us': metrics['collector_cpu_nanos'] / samples / 1e3}
 
 
@@ -347,34 +350,56 @@ def main():
     ap.add_argument('--fixed-work-millions', type=int, default=150)
     ap.add_argument('--scaling', default='1,8,64')
     ap.add_argument('--long', type=float, default=0)
+    ap.add_argument('--baseline-profd')
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix='profd-bench-cost.')
+    base_tmp = None
     config = 'MaxDurationSec=%d\n' % max(600, int(a.long) + 60)
     d = Daemon(a.profd, tmp, config)
+    base = None
     try:
         startup = d.start_profd()
+        if a.baseline_profd:
+            base_tmp = tempfile.mkdtemp(prefix='profd-bench-cost-baseline.')
+            base = Daemon(a.baseline_profd, base_tmp, config)
+            base.start_profd()
         print('load average at start: %s; profd CPU from %s' % (
             open('/proc/loadavg').read().split()[0],
             'its cgroup' if d.cgroup else '/proc/PID/stat (clock ticks)'))
         cold = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
-        warm = [profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
-                for _ in range(a.warm)]
+        base_cold = base and profd_session(base, a.workload_split, a.threads, a.seconds, a.hz)
+        warm, base_warm = [], []
+        for _ in range(a.warm):
+            warm.append(profd_session(d, a.workload_split, a.threads, a.seconds, a.hz))
+            if base:
+                base_warm.append(profd_session(base, a.workload_split, a.threads, a.seconds,
+                                               a.hz))
         perf = perf_session(a.perf, a.workload_split, a.threads, a.seconds, a.hz, tmp)
+        if base:
+            base.close()
+            base = None
         d.stop_profd()
         restartup = d.start_profd()
         restart = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
         warm_us = statistics.median(w['us'] for w in warm)
 
         print('\n%d busy threads, %d Hz, %.0f s sessions' % (a.threads, a.hz, a.seconds))
-        print('%-34s %10s %9s %8s %8s %12s' % ('', 'CPU/sample', 'vs perf', 'samples', 'dropped',
-                                              'collector'))
+        print('%-34s %10s %9s %8s %8s %12s %7s' % ('', 'CPU/sample', 'vs perf', 'samples',
+                                                   'dropped', 'collector', 'copy'))
         rows = [('profd cold (first session)', cold), ('profd after restart', restart)]
         rows += [('profd warm %d' % (i + 1), w) for i, w in enumerate(warm)]
+        if base_cold:
+            rows += [('baseline cold', base_cold)]
+            rows += [('baseline warm %d' % (i + 1), w) for i, w in enumerate(base_warm)]
         for name, r in rows:
-            print('%-34s %8.1f us %9.3f %8d %8d %9.1f us' % (
-                name, r['us'], r['us'] / perf['us'], r['samples'], r['dropped'], r['collector_us']))
+            print('%-34s %8.1f us %9.3f %8d %8d %9.1f us %7d' % (
+                name, r['us'], r['us'] / perf['us'], r['samples'], r['dropped'], r['collector_us'],
+                r['copy']))
         print('%-34s %8.1f us %9.3f' % ('profd warm, median', warm_us, warm_us / perf['us']))
+        if base_warm:
+            base_us = statistics.median(w['us'] for w in base_warm)
+            print('%-34s %8.1f us %9.3f' % ('baseline warm, median', base_us, base_us / perf['us']))
         print('%-34s %8.1f us %9s %8d %8d' % ('perf record + report', perf['us'], '1',
                                               perf['samples'], perf['dropped']))
         print('%-34s %8.1f us' % ('  perf record', perf['record_us']))
@@ -394,7 +419,8 @@ def main():
             print('%-34s wall %.3f s (x%.3f), CPU %.3f s (x%.3f)' %
                   (k, w, w / s['alone'][0], c, c / s['alone'][1]))
 
-        print('\nscaling (profd warm, %.0f s sessions)' % a.seconds)
+        if a.scaling:
+            print('\nscaling (profd warm, %.0f s sessions)' % a.seconds)
         for t in (int(x) for x in a.scaling.split(',') if x):
             profd_session(d, a.workload_split, t, 1, a.hz)  # the binary warm at this shape
             r = profd_session(d, a.workload_split, t, a.seconds, a.hz)
@@ -407,8 +433,10 @@ def main():
             for t, kib in rss:
                 print('  %5.0f s %8.1f MiB' % (t, kib / 1024))
     finally:
+        if base:
+            base.close()
         d.close()
-        subprocess.run(['rm', '-rf', tmp])
+        subprocess.run(['rm', '-rf', tmp] + ([base_tmp] if base_tmp else []))
 
 
 if __name__ == '__main__':
