@@ -466,6 +466,39 @@ static int test_jit(char **args)
 	return 0;
 }
 
+/*
+ * A JIT emitting code while it is profiled, each page mapped on one CPU and
+ * run on another: every sample in it named from the perf map, none left
+ * unnamed because its MMAP2 record sat in the other CPU's ring.
+ */
+static int test_jit_late(char **args)
+{
+	char *argv[] = { args[0], (char *)"2.5", NULL };
+	HarnessRun run = { .seconds = 1.5 };
+	HarnessResult res;
+	size_t n, unnamed = 0;
+	double share;
+
+	profile_workload(argv, &run, &res);
+	share = self_share(res.profile, "jit_late_loop", &n);
+	for (size_t i = 0; i < res.profile->n_samples; i++) {
+		uint32_t node = res.profile->samples[i].stack;
+
+		unnamed += node != PROFILE_NONE &&
+			   strncmp(harness_frame_name(res.profile,
+						      &res.profile->frames[res.profile->stacks[node].frame]),
+				   "[unknown]", 9) == 0;
+	}
+	fprintf(stderr, "jit_late_loop: %.1f%% self (%zu samples), %zu unnamed\n", share * 100, n,
+		unnamed);
+	harness_assert(n >= 50, "only %zu samples in jit_late_loop", n);
+	harness_assert(share > 0.9, "jit_late_loop is self in only %.1f%% of samples", share * 100);
+	harness_assert(unnamed * 50 < res.profile->n_samples, "%zu of %zu samples unnamed", unnamed,
+		       res.profile->n_samples);
+	harness_result_done(&res);
+	return 0;
+}
+
 /* Samples whose leaf frame is named 'name': how many, and the first and last time. */
 static size_t leaf_times(const Profile *p, const char *name, uint64_t *ret_first,
 			 uint64_t *ret_last, uint64_t *ret_addresses, size_t max_addresses,
@@ -1110,7 +1143,7 @@ int main(int argc, char **argv)
 		{ "split", 1, test_split },       { "split-nopie", 1, test_split },
 		{ "remap", 1, test_remap },       { "cxx", 1, test_cxx },
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
-		{ "jitdump", 1, test_jitdump },
+		{ "jitdump", 1, test_jitdump },       { "jit-late", 1, test_jit_late },
 		{ "remap-before-start", 1, test_remap_before_start },
 		{ "jitdump-before-start", 1, test_jitdump_before_start },
 		{ "deleted", 1, test_changed_on_disk }, { "replaced", 2, test_changed_on_disk },   { "truncation", 1, test_truncation },

@@ -91,63 +91,81 @@ uint64_t ring_pending(const PerfRing *r)
 	return head - r->meta->data_tail;
 }
 
+/* Discard everything pending: a corrupt ring cannot be resynchronised. */
+static int ring_discard(PerfRing *r)
+{
+	r->tail = r->head;
+	r->peeked = 0;
+	__atomic_store_n(&r->meta->data_tail, r->tail, __ATOMIC_RELEASE);
+	return -EBADMSG;
+}
+
+int ring_begin(PerfRing *r)
+{
+	/* acquire: the records below head are fully written once we see head */
+	r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	r->tail = r->meta->data_tail;
+	r->peeked = 0;
+	/* the kernel never produces this; corrupt metadata */
+	if (r->head - r->tail > r->data_size || r->tail % 8 != 0)
+		return ring_discard(r);
+	return 0;
+}
+
+int ring_peek(PerfRing *r, const struct perf_event_header **ret)
+{
+	uint64_t avail = r->head - r->tail, off = r->tail & (r->data_size - 1);
+	struct perf_event_header header;
+
+	if (avail == 0)
+		return 0;
+	if (avail < sizeof(header))
+		return ring_discard(r);
+	/* the header itself may straddle the end */
+	if (off + sizeof(header) <= r->data_size)
+		memcpy(&header, r->data + off, sizeof(header));
+	else {
+		size_t first = r->data_size - off;
+
+		memcpy(&header, r->data + off, first);
+		memcpy((uint8_t *)&header + first, r->data, sizeof(header) - first);
+	}
+	if (header.size < sizeof(header) || header.size > avail || header.size % 8 != 0)
+		return ring_discard(r);
+	if (off + header.size <= r->data_size)
+		*ret = (const struct perf_event_header *)(r->data + off);
+	else {
+		size_t first = r->data_size - off;
+
+		memcpy(r->bounce, r->data + off, first);
+		memcpy(r->bounce + first, r->data, header.size - first);
+		*ret = (const struct perf_event_header *)r->bounce;
+	}
+	r->peeked = header.size;
+	return 1;
+}
+
+void ring_consume(PerfRing *r)
+{
+	r->tail += r->peeked;
+	r->peeked = 0;
+	/* release: the kernel may reuse the space only after we are done reading it */
+	__atomic_store_n(&r->meta->data_tail, r->tail, __ATOMIC_RELEASE);
+}
+
 int ring_drain(PerfRing *r, RingRecordFn fn, void *userdata, uint64_t *ret_bytes)
 {
-	uint64_t head, tail, start, mask = r->data_size - 1;
-	int n = 0, k = 0;
+	const struct perf_event_header *record;
+	uint64_t start = r->meta->data_tail;
+	int n = 0, k;
 
-	/* acquire: the records below head are fully written once we see head */
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = start = r->meta->data_tail;
-	if (head - tail > r->data_size || tail % 8 != 0) {
-		/* the kernel never produces this; corrupt metadata */
-		k = -EBADMSG;
-		tail = head;
-	}
-
-	while (k == 0 && tail != head) {
-		uint64_t avail = head - tail, off = tail & mask;
-		struct perf_event_header header;
-		const struct perf_event_header *record;
-
-		if (avail < sizeof(header)) {
-			k = -EBADMSG;
-			tail = head;
-			break;
-		}
-		/* the header itself may straddle the end */
-		if (off + sizeof(header) <= r->data_size)
-			memcpy(&header, r->data + off, sizeof(header));
-		else {
-			size_t first = r->data_size - off;
-
-			memcpy(&header, r->data + off, first);
-			memcpy((uint8_t *)&header + first, r->data, sizeof(header) - first);
-		}
-		if (header.size < sizeof(header) || header.size > avail || header.size % 8 != 0) {
-			k = -EBADMSG;
-			tail = head;
-			break;
-		}
-
-		if (off + header.size <= r->data_size)
-			record = (const struct perf_event_header *)(r->data + off);
-		else {
-			size_t first = r->data_size - off;
-
-			memcpy(r->bounce, r->data + off, first);
-			memcpy(r->bounce + first, r->data, header.size - first);
-			record = (const struct perf_event_header *)r->bounce;
-		}
-
-		tail += header.size;
+	k = ring_begin(r);
+	while (k == 0 && (k = ring_peek(r, &record)) > 0) {
 		n++;
-		k = fn(userdata, record, header.size);
+		k = fn(userdata, record, record->size);
+		ring_consume(r);
 	}
-
-	/* release: the kernel may reuse the space only after we are done reading it */
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 	if (ret_bytes)
-		*ret_bytes = tail - start;
+		*ret_bytes = r->tail - start;
 	return k < 0 ? k : n;
 }

@@ -17,7 +17,9 @@ typedef struct PerfRing {
 	uint8_t *data;      /* data area: data_size bytes, a power of two */
 	uint64_t data_size;
 	size_t mmap_size;   /* 0 when the memory is not ours to unmap */
-	uint8_t bounce[UINT16_MAX + 1]; /* a record's size is a u16 */
+	uint64_t head, tail; /* of a read: written up to head (when it began), read up to tail */
+	uint64_t peeked;     /* the size of the record ring_peek() showed, 0 when none */
+	_Alignas(8) uint8_t bounce[UINT16_MAX + 1]; /* a record's size is a u16; records hold u64s */
 } PerfRing;
 
 /* The smallest data area (power-of-two pages) that holds 'min_bytes'. */
@@ -46,3 +48,14 @@ typedef int (*RingRecordFn)(void *userdata, const struct perf_event_header *head
  * 'ret_bytes' (optional) gets the bytes consumed.
  */
 int ring_drain(PerfRing *r, RingRecordFn fn, void *userdata, uint64_t *ret_bytes);
+
+/*
+ * The same one record at a time, for merging several rings by time: a read
+ * covers what was written when ring_begin() was called. ring_peek() shows the
+ * next record (1), or says none is left (0); it stays valid until
+ * ring_consume() hands its space back to the kernel. A corrupt ring is
+ * -EBADMSG, everything pending discarded, as with ring_drain().
+ */
+int ring_begin(PerfRing *r);
+int ring_peek(PerfRing *r, const struct perf_event_header **ret);
+void ring_consume(PerfRing *r);

@@ -39,6 +39,9 @@ typedef struct SessionRing {
 	int fd;                   /* the event the ring is mapped from (owned by 'event_fds') */
 	PerfRing *ring;
 	uint64_t throttled_since; /* CLOCK_MONOTONIC of the last THROTTLE, 0 when not throttled */
+	/* while draining: the ring's next record, parsed (NULL when it has none left) */
+	const struct perf_event_header *next;
+	PerfRecord next_rec;
 } SessionRing;
 
 struct SamplingSession {
@@ -826,88 +829,120 @@ static void session_on_throttle(SamplingSession *s, SessionRing *e, const PerfRe
 	e->throttled_since = 0;
 }
 
-typedef struct DrainContext {
-	SamplingSession *session;
-	SessionRing *ring;
-} DrainContext;
-
-static int session_on_record(void *userdata, const struct perf_event_header *header, size_t size)
+static int session_on_record(SamplingSession *s, SessionRing *ring,
+			     const struct perf_event_header *header, const PerfRecord *rec)
 {
-	DrainContext *ctx = userdata;
-	SamplingSession *s = ctx->session;
-	PerfRecord rec;
 	int r;
 
-	r = perf_record_parse(&s->format, header, size, &rec);
-	if (r < 0)
-		return r;
-
-	switch (rec.type) {
+	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
-		return session_on_sample(s, header, &rec);
+		return session_on_sample(s, header, rec);
 	case PERF_RECORD_MMAP2:
-		if (!session_admits(s, rec.mmap2.pid))
+		if (!session_admits(s, rec->mmap2.pid))
 			return 0;
-		r = session_emit(s, header, &rec);
+		r = session_emit(s, header, rec);
 		return r < 0 ? r : 0;
 	case PERF_RECORD_COMM:
 		/* an exec may change the credentials: ask about the process again */
-		if (s->target && rec.comm.exec && !tid_set_remove(&s->admitted, rec.comm.pid))
-			tid_set_remove(&s->refused, rec.comm.pid);
-		if (!session_admits(s, rec.comm.pid))
+		if (s->target && rec->comm.exec && !tid_set_remove(&s->admitted, rec->comm.pid))
+			tid_set_remove(&s->refused, rec->comm.pid);
+		if (!session_admits(s, rec->comm.pid))
 			return 0;
-		r = session_emit(s, header, &rec);
+		r = session_emit(s, header, rec);
 		return r < 0 ? r : 0;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		/* many processes: the consumer follows forks and exits itself (process-table.h) */
 		if (s->target) {
-			if (!session_admits(s, rec.task.pid))
+			if (!session_admits(s, rec->task.pid))
 				return 0;
-			r = session_emit(s, header, &rec);
+			r = session_emit(s, header, rec);
 			return r < 0 ? r : 0;
 		}
-		if (rec.task.pid != (uint32_t)s->pid)
+		if (rec->task.pid != (uint32_t)s->pid)
 			return 0;
-		if (rec.type == PERF_RECORD_EXIT) {
+		if (rec->type == PERF_RECORD_EXIT) {
 			session_count_thread(s, -1);
 			return 0;
 		}
 		/* a new thread: it starts with its creator's comm, /proc has it */
-		if (rec.task.tid == rec.task.pid)
+		if (rec->task.tid == rec->task.pid)
 			return 0;
 		session_count_thread(s, +1);
-		return session_name_thread(s, (pid_t)rec.task.tid, rec.task.time);
+		return session_name_thread(s, (pid_t)rec->task.tid, rec->task.time);
 	case PERF_RECORD_LOST:
 		s->lost_records++;
-		s->lost_samples += rec.lost.lost;
+		s->lost_samples += rec->lost.lost;
 		return 0;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		session_on_throttle(s, ctx->ring, &rec);
+		session_on_throttle(s, ring, rec);
 		return 0;
 	default:
 		return 0; /* anything else: nothing to keep */
 	}
 }
 
+static uint64_t record_time(const PerfRecord *rec)
+{
+	return rec->type == PERF_RECORD_SAMPLE ? rec->sample.time : rec->id.time;
+}
+
+/* Peek and parse the ring's next record into ring->next (NULL: none left). */
+static int session_ring_next(SamplingSession *s, SessionRing *ring)
+{
+	int r;
+
+	ring->next = NULL;
+	r = ring_peek(ring->ring, &ring->next);
+	if (r <= 0)
+		return r;
+	r = perf_record_parse(&s->format, ring->next, ring->next->size, &ring->next_rec);
+	if (r < 0) {
+		ring_consume(ring->ring);
+		ring->next = NULL;
+	}
+	return r;
+}
+
+/*
+ * Hand on what the rings hold in time order, not ring by ring: a thread's
+ * records go to the ring of the CPU it runs on, so the MMAP2 of code mapped
+ * on one CPU and the samples taken in that code just after on another sit in
+ * different rings, and ring by ring those samples could come first and find
+ * nothing mapped there. A drain reads what was written when it began.
+ */
 static int session_drain(void *userdata)
 {
 	SamplingSession *s = userdata;
+	int r = 0;
 
-	for (size_t i = 0; i < s->n_rings; i++) {
-		DrainContext ctx = { .session = s, .ring = &s->rings[i] };
-		uint64_t bytes = 0;
-		int r;
+	for (size_t i = 0; i < s->n_rings && r >= 0; i++) {
+		SessionRing *ring = &s->rings[i];
 
-		if (!s->rings[i].ring)
-			continue;
-		r = ring_drain(s->rings[i].ring, session_on_record, &ctx, &bytes);
-		s->ring_bytes += bytes;
-		if (r < 0)
-			return r;
+		ring->next = NULL;
+		if (ring->ring && (r = ring_begin(ring->ring)) >= 0)
+			r = session_ring_next(s, ring);
 	}
-	return 0;
+	while (r >= 0) {
+		SessionRing *first = NULL;
+
+		for (size_t i = 0; i < s->n_rings; i++) {
+			SessionRing *ring = &s->rings[i];
+
+			if (ring->next && (!first || record_time(&ring->next_rec) <
+							 record_time(&first->next_rec)))
+				first = ring;
+		}
+		if (!first)
+			break;
+		r = session_on_record(s, first, first->next, &first->next_rec);
+		s->ring_bytes += first->next->size;
+		ring_consume(first->ring);
+		if (r >= 0)
+			r = session_ring_next(s, first);
+	}
+	return r < 0 ? r : 0;
 }
 
 static int session_finish(void *userdata, const char *reason)
