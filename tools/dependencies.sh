@@ -10,6 +10,7 @@ profd_packages=(
 	binutils elfutils bash-completion libc6-dbg
 	debootstrap systemd-container
 	libseccomp-dev
+	sqlite3 bzip2 openssl perl
 )
 
 install_dependencies() {
