@@ -4,33 +4,36 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hash.h"
+#include "id-table.h"
 #include "shared-modules.h"
 #include "target-files.h"
 
-typedef struct ResolverSlot {
-	uint32_t pid; /* 0: empty */
-	bool deleted;
+typedef struct Entry {
+	uint32_t pid;
 	StackResolver *resolver;
-} ResolverSlot;
+} Entry;
 
 struct ProcessResolvers {
 	StackResolverOptions options; /* .cache is the shared cache, .modules the shared modules */
 	SymbolCache *own_cache;
 	SharedModules *shared;        /* frame-pointer mode: one module per file for all */
 	ModuleFinder finder;
-	ResolverSlot *slots; /* open addressing, at most half full (deleted slots count) */
-	size_t mask, used, count;
+	IdTable by_pid;               /* ids: indices into entries */
+	Entry *entries;               /* one per process with a resolver, in no order */
+	size_t n_entries, entries_allocated;
 };
 
 ProcessResolvers *process_resolvers_free(ProcessResolvers *r)
 {
 	if (!r)
 		return NULL;
-	for (size_t i = 0; r->slots && i <= r->mask; i++)
-		stack_resolver_free(r->slots[i].resolver);
-	free(r->slots);
+	for (size_t i = 0; i < r->n_entries; i++)
+		stack_resolver_free(r->entries[i].resolver);
+	free(r->entries);
+	id_table_done(&r->by_pid);
 	/* after the resolvers, which name through them */
 	shared_modules_free(r->shared);
 	symbol_cache_free(r->own_cache);
@@ -68,81 +71,68 @@ int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers 
 		r->finder = (ModuleFinder){ shared_modules_find, r->shared };
 		r->options.modules = &r->finder;
 	}
-	r->slots = calloc(64, sizeof(ResolverSlot));
-	if (!r->slots)
-		return -ENOMEM;
-	r->mask = 63;
+	k = id_table_init(&r->by_pid, 32);
+	if (k < 0)
+		return k;
 	*ret = TAKE_PTR(r);
 	return 0;
 }
 
-/* The slot holding 'pid', or the first free one on its probe sequence. */
-static ResolverSlot *slot_find(ProcessResolvers *r, uint32_t pid)
+static uint64_t entry_hash(const void *userdata, uint32_t id)
 {
-	ResolverSlot *free_slot = NULL;
+	const ProcessResolvers *r = userdata;
 
-	for (size_t i = hash_finalize(pid) & r->mask;; i = (i + 1) & r->mask) {
-		ResolverSlot *s = &r->slots[i];
-
-		if (s->pid == pid && !s->deleted)
-			return s;
-		if (s->deleted && !free_slot)
-			free_slot = s;
-		if (s->pid == 0 && !s->deleted)
-			return free_slot ?: s;
-	}
+	return hash_finalize(r->entries[id].pid);
 }
 
-static int slots_grow(ProcessResolvers *r)
-{
-	ResolverSlot *old = r->slots;
-	size_t old_size = r->mask + 1, size = r->count * 4 > old_size ? old_size * 2 : old_size;
+typedef struct PidKey {
+	const ProcessResolvers *resolvers;
+	uint32_t pid;
+} PidKey;
 
-	r->slots = calloc(size, sizeof(ResolverSlot));
-	if (!r->slots) {
-		r->slots = old;
-		return -ENOMEM;
-	}
-	r->mask = size - 1;
-	r->used = r->count;
-	for (size_t i = 0; i < old_size; i++)
-		if (old[i].pid != 0 && !old[i].deleted)
-			*slot_find(r, old[i].pid) = old[i];
-	free(old);
-	return 0;
+static bool entry_has_pid(const void *userdata, uint32_t id)
+{
+	const PidKey *k = userdata;
+
+	return k->resolvers->entries[id].pid == k->pid;
+}
+
+/* true: 'pid' is at *ret_slot; false: *ret_slot is where it goes. */
+static bool find(const ProcessResolvers *r, uint32_t pid, uint32_t *ret_slot)
+{
+	return id_table_find(&r->by_pid, hash_finalize(pid), entry_has_pid, &(PidKey){ r, pid },
+			     ret_slot);
 }
 
 static int resolver_for(ProcessResolvers *r, uint32_t pid, StackResolver **ret)
 {
 	StackResolverOptions ro;
-	ResolverSlot *s;
+	uint32_t slot;
+	Entry *e;
 	int k;
 
 	if (pid == 0)
 		return -EINVAL;
-	s = slot_find(r, pid);
-	if (s->pid == pid && !s->deleted) {
-		*ret = s->resolver;
+	if (find(r, pid, &slot)) {
+		*ret = r->entries[r->by_pid.slots[slot]].resolver;
 		return 0;
 	}
-	if ((r->used + 1) * 2 > r->mask + 1) {
-		k = slots_grow(r);
-		if (k < 0)
-			return k;
-		s = slot_find(r, pid);
-	}
+	k = id_table_reserve(&r->by_pid, 1, entry_hash, r);
+	if (k >= 0)
+		k = ARRAY_RESERVE(r->entries, r->entries_allocated, r->n_entries + 1, 32);
+	if (k < 0)
+		return k;
+	e = &r->entries[r->n_entries];
+	*e = (Entry){ .pid = pid };
 	/* its perf map is named with the pid it knows itself by (containers) */
 	ro = r->options;
 	ro.ns_pid = target_namespace_pid(pid);
-	k = stack_resolver_new(&ro, &s->resolver);
+	k = stack_resolver_new(&ro, &e->resolver);
 	if (k < 0)
 		return k;
-	if (!s->deleted)
-		r->used++;
-	s->pid = pid;
-	s->deleted = false;
-	r->count++;
-	*ret = s->resolver;
+	slot = id_table_empty_slot(&r->by_pid, hash_finalize(pid));
+	id_table_insert(&r->by_pid, slot, (uint32_t)r->n_entries++);
+	*ret = e->resolver;
 	return 0;
 }
 
@@ -161,19 +151,23 @@ int process_resolvers_resolve(void *userdata, const PerfSample *sample, const Pr
 
 void process_resolvers_forget(ProcessResolvers *r, uint32_t pid)
 {
-	ResolverSlot *s;
+	uint32_t slot, id, last;
 
-	if (pid == 0)
+	if (pid == 0 || !find(r, pid, &slot))
 		return;
-	s = slot_find(r, pid);
-	if (s->pid != pid || s->deleted)
-		return;
-	s->resolver = stack_resolver_free(s->resolver);
-	s->deleted = true;
-	r->count--;
+	id = r->by_pid.slots[slot];
+	stack_resolver_free(r->entries[id].resolver);
+	id_table_remove(&r->by_pid, slot, entry_hash, r);
+	/* the last entry fills the hole: the table then finds it under its new id */
+	last = (uint32_t)--r->n_entries;
+	if (id != last) {
+		r->entries[id] = r->entries[last];
+		if (find(r, r->entries[id].pid, &slot))
+			r->by_pid.slots[slot] = id;
+	}
 }
 
 size_t process_resolvers_count(const ProcessResolvers *r)
 {
-	return r->count;
+	return r->n_entries;
 }
