@@ -10,8 +10,9 @@ source "$(dirname "$0")/../daemon/lib.sh"
 start_bus
 start_profd
 mkdir -m 777 "$T/out"
+# 60 chunks: about 240 samples, 24 expected in each one-unit stage (test-stage-shares.c)
 as_nobody "$PROFCTL" --address="$BUS" record --stages -F 199 -o "$T/out/run.json" -o "$T/out/run.folded" -o "$T/out/run.pb.gz" \
-	-- "$WORKLOAD_SCANNER" --chunks 20 >"$T/scanner" 2>"$T/profctl.err" ||
+	-- "$WORKLOAD_SCANNER" --chunks 60 >"$T/scanner" 2>"$T/profctl.err" ||
 	fail "profctl record --stages: $(cat "$T/profctl.err")"
 grep -q '^finish stored$' "$T/scanner" || fail "the command's run was not stored: $(cat "$T/scanner")"
 grep -q 'decode_hot' "$T/out/run.folded" || fail "the folded output has no decode_hot: $(head -5 "$T/out/run.folded")"

@@ -2,7 +2,7 @@
 /*
  * workload-scanner [OPTIONS]: a program instrumented with stage spans, built
  * like a scanner. THREADS threads (default 2) each take CHUNKS chunks through
- * four stages, each stage a span with its own hot function doing a fixed
+ * four stages, each stage a span with its own hot function doing a known
  * amount of work per chunk:
  *
  *   source-read  read_hot     1 unit
@@ -11,7 +11,9 @@
  *   reporting    report_hot   1 unit
  *
  * so the stages split the CPU time 1:3:5:1 however a busy machine schedules
- * the threads. Each stage's thread CPU time is measured here too
+ * the threads. Each chunk is scaled by its own factor (scanner-plan.h: chunks
+ * of one length would lock onto the sampler's fixed period, and a stage
+ * could get no sample at all). Each stage's thread CPU time is measured here too
  * (CLOCK_THREAD_CPUTIME_ID around its span) and printed at the end as
  * "cpu STAGE NANOS" lines, for tests to compare profd's sample shares with.
  * Macro states: acquiring (threads start), scanning, reporting, completed.
@@ -21,7 +23,7 @@
  * "not-live REASON", and "finish RESULT" once profd has its record.
  *
  * Options for the tests: --chunks N, --threads N, --units N (mixing rounds
- * per unit, default 2048: about a millisecond), --wait-file PATH (before
+ * per unit on average, default 2048: about a millisecond), --wait-file PATH (before
  * finishing, wait until PATH exists), --begin-twice (ask for a second live
  * run: profd must refuse it), --scribble (write garbage over its own span
  * ring halfway: profd must survive it, only this run's spans suffer),
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "profd-live.h"
+#include "scanner-plan.h"
 
 /* The mixing step of every hot function, written out in each so none calls (or inlines) another. */
 #define MIX(x)                                  \
@@ -51,11 +54,11 @@ static bool scribble;
 static volatile uint64_t sink;
 
 /* Distinct seeds keep the compiler from folding the four into one function. */
-static __attribute__((noinline)) uint64_t read_hot(unsigned units)
+static __attribute__((noinline)) uint64_t read_hot(uint64_t rounds)
 {
 	uint64_t x = 11;
 
-	for (uint64_t r = 0; r < (uint64_t)units * unit_rounds; r++)
+	for (uint64_t r = 0; r < rounds; r++)
 		for (int i = 0; i < 256; i++) {
 			x += (uint64_t)i;
 			MIX(x);
@@ -63,11 +66,11 @@ static __attribute__((noinline)) uint64_t read_hot(unsigned units)
 	return x;
 }
 
-static __attribute__((noinline)) uint64_t decode_hot(unsigned units)
+static __attribute__((noinline)) uint64_t decode_hot(uint64_t rounds)
 {
 	uint64_t x = 23;
 
-	for (uint64_t r = 0; r < (uint64_t)units * unit_rounds; r++)
+	for (uint64_t r = 0; r < rounds; r++)
 		for (int i = 0; i < 256; i++) {
 			x += (uint64_t)i;
 			MIX(x);
@@ -75,11 +78,11 @@ static __attribute__((noinline)) uint64_t decode_hot(unsigned units)
 	return x;
 }
 
-static __attribute__((noinline)) uint64_t scan_hot(unsigned units)
+static __attribute__((noinline)) uint64_t scan_hot(uint64_t rounds)
 {
 	uint64_t x = 37;
 
-	for (uint64_t r = 0; r < (uint64_t)units * unit_rounds; r++)
+	for (uint64_t r = 0; r < rounds; r++)
 		for (int i = 0; i < 256; i++) {
 			x += (uint64_t)i;
 			MIX(x);
@@ -87,11 +90,11 @@ static __attribute__((noinline)) uint64_t scan_hot(unsigned units)
 	return x;
 }
 
-static __attribute__((noinline)) uint64_t report_hot(unsigned units)
+static __attribute__((noinline)) uint64_t report_hot(uint64_t rounds)
 {
 	uint64_t x = 41;
 
-	for (uint64_t r = 0; r < (uint64_t)units * unit_rounds; r++)
+	for (uint64_t r = 0; r < rounds; r++)
 		for (int i = 0; i < 256; i++) {
 			x += (uint64_t)i;
 			MIX(x);
@@ -99,17 +102,17 @@ static __attribute__((noinline)) uint64_t report_hot(unsigned units)
 	return x;
 }
 
+/* In the order and with the units of scanner-plan.h */
 static const struct {
 	Stage stage;
-	uint64_t (*work)(unsigned units);
-	unsigned units;
-} stages[] = {
-	{ STAGE_SOURCE_READ, read_hot, 1 },
-	{ STAGE_DECODE, decode_hot, 3 },
-	{ STAGE_PHASE2_KEYWORD_AC, scan_hot, 5 },
-	{ STAGE_REPORTING, report_hot, 1 },
+	uint64_t (*work)(uint64_t rounds);
+} stages[SCANNER_STAGES] = {
+	{ STAGE_SOURCE_READ, read_hot },
+	{ STAGE_DECODE, decode_hot },
+	{ STAGE_PHASE2_KEYWORD_AC, scan_hot },
+	{ STAGE_REPORTING, report_hot },
 };
-#define N_STAGES (sizeof(stages) / sizeof(stages[0]))
+#define N_STAGES SCANNER_STAGES
 
 static uint64_t cpu_ns[N_STAGES];
 static pthread_mutex_t cpu_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -154,7 +157,8 @@ static void *worker(void *arg)
 
 			{
 				SPAN_SCOPE(stages[s].stage);
-				sink += stages[s].work(stages[s].units);
+				sink += stages[s].work(scanner_stage_rounds((unsigned)index, c,
+									    (unsigned)s, unit_rounds));
 			}
 			mine[s] += thread_cpu_ns() - t0;
 		}
