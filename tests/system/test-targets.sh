@@ -6,8 +6,9 @@
 # machine and one process with bpf (in the container's pid namespace); an ordinary
 # user's own user unit (her user manager started it) is refused for now, saying
 # why (many processes are named inside profd: root's sessions only); she is
-# refused a system unit and the whole machine, and another user her unit, each
-# with AccessDenied saying why.
+# refused a system unit (also one that runs as her) and the whole machine, and
+# another user her unit, each with AccessDenied saying why; by name he finds
+# only his own units.
 source "$(dirname "$0")/lib.sh"
 
 boot_system
@@ -98,3 +99,24 @@ err=$(busctl_error as_user alice busctl call $DEST $MGR_PATH $MGR StartSession '
 [[ $err == "org.freedesktop.DBus.Error.AccessDenied: uid $alice may not profile the whole machine"* ]] ||
 	fail "uid $alice's StartSession of the whole machine: $err"
 ok "uid $alice refused the whole machine: $err"
+
+# by name, bob's "spin.service" is his own or none: never alice's unit of that name
+err=$(busctl_error as_user bob busctl call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	0 99 1000000 1 unit s spin.service)
+[[ $err == "org.freedesktop.DBus.Error.InvalidArgs: no unit 'spin.service' is loaded"* ]] ||
+	fail "uid $bob's StartSession of unit spin.service (only uid $alice has one): $err"
+ok "uid $bob's unit spin.service is not uid $alice's: $err"
+
+# a system unit that runs as alice is still the system's (DESIGN §8: only below her
+# user manager); her process in it she profiles by pid
+in_container systemd-run --quiet --uid=alice --gid=alice --unit=alice-system \
+	$TESTS_BIN/workload-split 60 1 || fail "systemd-run --uid=alice --unit=alice-system failed"
+err=$(busctl_error as_user alice busctl call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	0 99 1000000 1 unit s alice-system.service)
+[[ $err == "org.freedesktop.DBus.Error.AccessDenied: uid $alice may not profile cgroup '/system.slice/alice-system.service'"* ]] ||
+	fail "uid $alice's StartSession of the system unit alice-system.service that runs as her: $err"
+alice_system_pid=$(in_container systemctl show -P MainPID alice-system.service)
+out=$(as_user alice profctl record -p "$alice_system_pid" -d 1 -o /home/alice/own-system.folded 2>&1) ||
+	fail "uid $alice cannot profile her process $alice_system_pid of a system unit: $out"
+named_in /home/alice/own-system.folded split_heavy || fail "uid $alice's profile of process $alice_system_pid is unnamed: $out"
+ok "uid $alice is refused the system unit alice-system.service that runs as her, and profiles its process $alice_system_pid by pid"
