@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 #define ID_TABLE_EMPTY UINT32_MAX
 #define ID_TABLE_MIN_SLOTS 64U
 
@@ -194,4 +196,63 @@ static inline void id_table_remove(IdTable *t, uint32_t slot, IdTableHashFn hash
 	}
 	t->slots[gap] = ID_TABLE_EMPTY;
 	t->count--;
+}
+
+/*
+ * The common case: ids that stand for 64-bit keys (pids, addresses, packed
+ * pairs), hashed with hash_finalize(). The caller gives one function,
+ * key(userdata, id), the key of a stored id; these wrap it into the hash and
+ * eq functions above (inlined like them).
+ */
+typedef uint64_t (*IdTableKeyFn)(const void *userdata, uint32_t id);
+
+typedef struct IdTableKey {
+	IdTableKeyFn key;
+	const void *userdata;
+	uint64_t value; /* the key looked for */
+} IdTableKey;
+
+static inline uint64_t id_table_key_hash(const void *userdata, uint32_t id)
+{
+	const IdTableKey *k = userdata;
+
+	return hash_finalize(k->key(k->userdata, id));
+}
+
+static inline bool id_table_key_equal(const void *userdata, uint32_t id)
+{
+	const IdTableKey *k = userdata;
+
+	return k->key(k->userdata, id) == k->value;
+}
+
+/* id_table_find() of 'value'; false on a zeroed table too. */
+static inline bool id_table_find_key(const IdTable *t, uint64_t value, IdTableKeyFn key,
+				     const void *userdata, uint32_t *ret_slot)
+{
+	const IdTableKey k = { key, userdata, value };
+
+	return t->slots && id_table_find(t, hash_finalize(value), id_table_key_equal, &k, ret_slot);
+}
+
+/* The empty slot where 'value' goes (not in the table; reserve first). */
+static inline uint32_t id_table_empty_slot_key(const IdTable *t, uint64_t value)
+{
+	return id_table_empty_slot(t, hash_finalize(value));
+}
+
+static inline int id_table_reserve_keys(IdTable *t, uint32_t more, IdTableKeyFn key,
+					const void *userdata)
+{
+	const IdTableKey k = { key, userdata, 0 };
+
+	return id_table_reserve(t, more, id_table_key_hash, &k);
+}
+
+static inline void id_table_remove_key(IdTable *t, uint32_t slot, IdTableKeyFn key,
+				       const void *userdata)
+{
+	const IdTableKey k = { key, userdata, 0 };
+
+	id_table_remove(t, slot, id_table_key_hash, &k);
 }

@@ -7,7 +7,6 @@
 
 #include "array.h"
 #include "cleanup.h"
-#include "hash.h"
 #include "id-table.h"
 #include "task-list.h"
 
@@ -66,32 +65,19 @@ void process_table_set_admit(ProcessTable *t, ProcessAdmitFn fn, void *userdata)
 	t->admit_userdata = userdata;
 }
 
-/* The ids of the IdTable are indices into 'processes'. */
-static uint64_t process_hash(const void *userdata, uint32_t id)
+/* The ids of the IdTable are indices into 'processes', keyed by pid. */
+static uint64_t process_pid(const void *userdata, uint32_t id)
 {
 	const ProcessTable *t = userdata;
 
-	return hash_finalize(t->processes[id]->pid);
-}
-
-typedef struct PidKey {
-	const ProcessTable *table;
-	uint32_t pid;
-} PidKey;
-
-static bool process_has_pid(const void *userdata, uint32_t id)
-{
-	const PidKey *k = userdata;
-
-	return k->table->processes[id]->pid == k->pid;
+	return t->processes[id]->pid;
 }
 
 TargetProcess *process_table_find(const ProcessTable *t, uint32_t pid)
 {
 	uint32_t slot;
 
-	if (!t->by_pid.slots ||
-	    !id_table_find(&t->by_pid, hash_finalize(pid), process_has_pid, &(PidKey){ t, pid }, &slot))
+	if (!id_table_find_key(&t->by_pid, pid, process_pid, t, &slot))
 		return NULL;
 	return t->processes[t->by_pid.slots[slot]];
 }
@@ -105,12 +91,11 @@ static int table_insert(ProcessTable *t, TargetProcess *p)
 		return -ENOSPC;
 	r = ARRAY_RESERVE(t->processes, t->allocated, t->n + 1, 64);
 	if (r >= 0)
-		r = id_table_reserve(&t->by_pid, 1, process_hash, t);
+		r = id_table_reserve_keys(&t->by_pid, 1, process_pid, t);
 	if (r < 0)
 		return r;
 	t->processes[t->n] = p;
-	id_table_insert(&t->by_pid, id_table_empty_slot(&t->by_pid, hash_finalize(p->pid)),
-			(uint32_t)t->n);
+	id_table_insert(&t->by_pid, id_table_empty_slot_key(&t->by_pid, p->pid), (uint32_t)t->n);
 	t->n++;
 	return 0;
 }

@@ -6,7 +6,6 @@
 
 #include "array.h"
 #include "cleanup.h"
-#include "hash.h"
 #include "id-table.h"
 #include "shared-modules.h"
 #include "target-files.h"
@@ -78,30 +77,18 @@ int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers 
 	return 0;
 }
 
-static uint64_t entry_hash(const void *userdata, uint32_t id)
+/* The ids of the IdTable are indices into 'entries', keyed by pid. */
+static uint64_t entry_pid(const void *userdata, uint32_t id)
 {
 	const ProcessResolvers *r = userdata;
 
-	return hash_finalize(r->entries[id].pid);
-}
-
-typedef struct PidKey {
-	const ProcessResolvers *resolvers;
-	uint32_t pid;
-} PidKey;
-
-static bool entry_has_pid(const void *userdata, uint32_t id)
-{
-	const PidKey *k = userdata;
-
-	return k->resolvers->entries[id].pid == k->pid;
+	return r->entries[id].pid;
 }
 
 /* true: 'pid' is at *ret_slot; false: *ret_slot is where it goes. */
 static bool find(const ProcessResolvers *r, uint32_t pid, uint32_t *ret_slot)
 {
-	return id_table_find(&r->by_pid, hash_finalize(pid), entry_has_pid, &(PidKey){ r, pid },
-			     ret_slot);
+	return id_table_find_key(&r->by_pid, pid, entry_pid, r, ret_slot);
 }
 
 static int resolver_for(ProcessResolvers *r, uint32_t pid, StackResolver **ret)
@@ -117,7 +104,7 @@ static int resolver_for(ProcessResolvers *r, uint32_t pid, StackResolver **ret)
 		*ret = r->entries[r->by_pid.slots[slot]].resolver;
 		return 0;
 	}
-	k = id_table_reserve(&r->by_pid, 1, entry_hash, r);
+	k = id_table_reserve_keys(&r->by_pid, 1, entry_pid, r);
 	if (k >= 0)
 		k = ARRAY_RESERVE(r->entries, r->entries_allocated, r->n_entries + 1, 32);
 	if (k < 0)
@@ -130,7 +117,7 @@ static int resolver_for(ProcessResolvers *r, uint32_t pid, StackResolver **ret)
 	k = stack_resolver_new(&ro, &e->resolver);
 	if (k < 0)
 		return k;
-	slot = id_table_empty_slot(&r->by_pid, hash_finalize(pid));
+	slot = id_table_empty_slot_key(&r->by_pid, pid);
 	id_table_insert(&r->by_pid, slot, (uint32_t)r->n_entries++);
 	*ret = e->resolver;
 	return 0;
@@ -157,7 +144,7 @@ void process_resolvers_forget(ProcessResolvers *r, uint32_t pid)
 		return;
 	id = r->by_pid.slots[slot];
 	stack_resolver_free(r->entries[id].resolver);
-	id_table_remove(&r->by_pid, slot, entry_hash, r);
+	id_table_remove_key(&r->by_pid, slot, entry_pid, r);
 	/* the last entry fills the hole: the table then finds it under its new id */
 	last = (uint32_t)--r->n_entries;
 	if (id != last) {
