@@ -7,8 +7,9 @@
 # SIGCONT; asked from inside the running helper (open-inside, by ptrace),
 # opening another user's 0600 file, root's, hers and a world-readable one all
 # fail, where her own process opens what her uid may. Root's session gets an
-# unwinder of its own. Her profile is named. (The helper runs as uid 0 without
-# capabilities: profd has no CAP_SETUID.)
+# unwinder of its own. Her profile is named. Her unwinder crashing fails only
+# her session; profd and root's session carry on. (The helper runs as uid 0
+# without capabilities: profd has no CAP_SETUID.)
 source "$(dirname "$0")/lib.sh"
 
 boot_system
@@ -114,22 +115,64 @@ done
 	fail "root's unwinder $root_helper: $(in_container grep -E '^(Seccomp|NoNewPrivs|Cap)' /proc/$root_helper/status)"
 ok "root's session has its own unwinder $root_helper, confined the same"
 
-# interrupted, profctl stops the sessions and writes what they have
-for p in "$prof" "$root_prof"; do
-	in_container kill -INT "$p"
-done
-for p in "$prof" "$root_prof"; do
+# interrupted, profctl stops her session and writes what it has (root's runs on)
+stop_profctl() { # PID: SIGINT, then wait for it to end
+	in_container kill -INT "$1"
 	for _ in $(seq 600); do
-		in_container kill -0 "$p" 2>/dev/null || break
+		in_container kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.1
 	done
-	! in_container kill -0 "$p" 2>/dev/null || fail "profctl $p did not end after SIGINT"
-done
+	fail "profctl $1 did not end after SIGINT"
+}
+stop_profctl "$prof"
 heavy=$(in_container awk '/split_heavy/ { n += $NF } END { print n + 0 }' /home/alice/split.folded) ||
 	fail "uid $alice's profctl wrote no profile: $(in_container cat /home/alice/profctl.log)"
 ((heavy > 0)) || fail "uid $alice's profile has no split_heavy: $(in_container head -n 5 /home/alice/split.folded)"
 ! in_container journalctl -q -b -u profd.service | grep -q 'unwinder.*exited\|unwinder.*killed' ||
 	fail "an unwinder ended early: $(in_container journalctl -q -b -u profd.service | grep unwinder)"
+ok "uid $alice's profile is named after all that ($heavy samples in split_heavy)"
+
+# her unwinder crashing (SIGSEGV) fails only her session in flight: profd is
+# not restarted, root's session and unwinder carry on, her next session gets a
+# new one
+unwinder_of() { # UID: the pid of the unwinder profd last started for UID
+	in_container journalctl -q -b -u profd.service |
+		sed -n "s/.*started the unwinder of uid $1 (pid \([0-9]*\)).*/\1/p" | tail -n 1
+}
+restarts=$(in_container systemctl show -P NRestarts profd.service)
+sessions_of_alice() {
+	in_container journalctl -q -b -u profd.service | grep -c ": uid $alice samples pid:$alice_pid "
+}
+before=$(sessions_of_alice)
+prof=$(in_container sh -c "setpriv --reuid=alice --regid=alice --init-groups -- env HOME=/home/alice \
+	profctl record -p $alice_pid -d 120 -o /home/alice/crash.folded \
+	>/home/alice/crash.log 2>&1 </dev/null & echo \$!")
+for _ in $(seq 300); do
+	(($(sessions_of_alice) > before)) && break
+	sleep 0.1
+done
+(($(sessions_of_alice) > before)) || fail "uid $alice's session did not start: $(in_container cat /home/alice/crash.log)"
+crashed=$(unwinder_of "$alice")
+in_container kill -0 "$crashed" 2>/dev/null || fail "uid $alice's unwinder $crashed is not running during her session"
+in_container kill -SEGV "$crashed"
+for _ in $(seq 600); do
+	in_container kill -0 "$prof" 2>/dev/null || break
+	sleep 0.1
+done
+! in_container kill -0 "$prof" 2>/dev/null || fail "uid $alice's session did not end when her unwinder crashed"
+log=$(in_container cat /home/alice/crash.log)
+[[ $log == *"killed by signal 11"* ]] || fail "uid $alice's profctl does not say her unwinder crashed: $log"
+[[ $(main_pid) == "$profd" && $(in_container systemctl show -P NRestarts profd.service) == "$restarts" ]] ||
+	fail "profd ($profd) was restarted: MainPID $(main_pid)"
+in_container kill -0 "$root_helper" 2>/dev/null || fail "root's unwinder $root_helper went with uid $alice's"
+out=$(as_user alice profctl record -p "$alice_pid" -d 1 -o /home/alice/after.folded 2>&1) ||
+	fail "uid $alice cannot profile after her unwinder crashed: $out"
+named_after=$(in_container awk '/split_heavy/ { n += $NF } END { print n + 0 }' /home/alice/after.folded)
+((named_after > 0)) || fail "uid $alice's profile after the crash is unnamed"
+[[ $(unwinder_of "$alice") != "$crashed" ]] || fail "uid $alice's next session did not get a new unwinder"
+ok "uid $alice's unwinder $crashed crashed: her session failed ($(tail -n 1 <<<"$log")), profd $profd and root's unwinder stayed, her next session has unwinder $(unwinder_of "$alice")"
+
+stop_profctl "$root_prof"
 in_container grep -q split_heavy /root/split.folded ||
 	fail "root's profile has no split_heavy: $(in_container cat /root/profctl.log)"
-ok "uid $alice's profile is named after all that ($heavy samples in split_heavy), and root's"
+ok "root's session ran across uid $alice's crash: its profile names split_heavy"
