@@ -63,8 +63,14 @@ profd_filters=$(status_field "$profd" Seccomp_filters)
 helper_filters=$(status_field "$helper" Seccomp_filters)
 ((helper_filters > profd_filters)) ||
 	fail "unwinder $helper has $helper_filters seccomp filters, profd $profd_filters: none of its own"
+# the bounding set only profd's unit's: dropping it takes CAP_SETPCAP, which
+# DESIGN §8 does not give profd; inert anyway with nothing permitted and
+# NoNewPrivs (an exec, which the filter refuses too, could add nothing)
+h_CapBnd=$(status_field "$helper" CapBnd)
+[[ $h_CapBnd == "$(status_field "$profd" CapBnd)" ]] ||
+	fail "unwinder $helper's bounding set $h_CapBnd is not profd's $(status_field "$profd" CapBnd)"
 uids=$(status_field "$helper" Uid)
-ok "uid $alice's unwinder $helper: Seccomp 2 with $helper_filters filters (profd $profd_filters), NoNewPrivs 1, no capability in any set, uids $uids"
+ok "uid $alice's unwinder $helper: Seccomp 2 with $helper_filters filters (profd $profd_filters), NoNewPrivs 1, no capability (bounding set $h_CapBnd, profd's unit's), uids $uids"
 
 # what it holds open: its socket, shared memory, and files of the target's
 # mappings that profd opened for it, nothing else
