@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "hybrid-unwind.h"
+#include "plt-names.h"
 #include "stack-quality.h"
 #include "unwind-harness.h"
 
@@ -596,6 +597,131 @@ static int test_jitdump_before_start(char **args)
 	return jitdump_scenario(args, true);
 }
 
+/* Leaf samples in 'module' (its basename), and of those, how many 'name' is the leaf of. */
+static void leaf_counts(const Profile *p, const char *module, const char *name, size_t *ret_in_module,
+			size_t *ret_named, size_t *ret_unnamed)
+{
+	size_t n = 0, named = 0, unnamed = 0;
+
+	for (size_t i = 0; i < p->n_samples; i++) {
+		uint32_t node = p->samples[i].stack;
+		const ProfileFrame *f;
+		const char *m, *fn;
+
+		if (node == PROFILE_NONE)
+			continue;
+		/* the function itself, not what it inlined */
+		while (p->frames[p->stacks[node].frame].inlined && p->stacks[node].parent != PROFILE_NONE)
+			node = p->stacks[node].parent;
+		f = &p->frames[p->stacks[node].frame];
+		m = profile_string(p, f->module);
+		if (!m || strcmp(basename_of(m), module) != 0)
+			continue;
+		fn = harness_frame_name(p, f);
+		n++;
+		named += strcmp(fn, name) == 0;
+		unnamed += strncmp(fn, module, strlen(module)) == 0 && strstr(fn, "+0x");
+	}
+	*ret_in_module = n;
+	*ret_named = named;
+	*ret_unnamed = unnamed;
+}
+
+/* Where binutils' objdump says the PLT entry of 'function' is in 'file' (0: nowhere). */
+static uint64_t objdump_plt_entry(const char *file, const char *function)
+{
+	_cleanup_free_ char *cmd = NULL, *want = NULL;
+	char line[512];
+	uint64_t addr = 0, a;
+	FILE *f;
+
+	harness_assert(asprintf(&cmd, "objdump -d -j .plt -j .plt.sec '%s'", file) > 0 &&
+			       asprintf(&want, "<%s@plt>:", function) > 0,
+		       "out of memory");
+	f = popen(cmd, "re");
+	harness_assert(f, "cannot run objdump: %m");
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, want) && sscanf(line, "%" SCNx64, &a) == 1)
+			addr = a;
+	harness_assert(pclose(f) == 0, "objdump -d %s failed", file);
+	return addr;
+}
+
+/* plt_entry_function() against objdump: the entry's first and last byte, not the one before. */
+static void check_plt_entry(const char *file, const char *function)
+{
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+	uint64_t addr = objdump_plt_entry(file, function);
+	const char *at[2];
+	Elf *elf;
+
+	harness_assert(fd >= 0 && addr > 0, "%s: no %s@plt (objdump)", file, function);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	harness_assert(elf, "%s: not ELF", file);
+	at[0] = plt_entry_function(elf, addr);
+	at[1] = plt_entry_function(elf, addr + 15);
+	harness_assert(at[0] && strcmp(at[0], function) == 0 && at[1] && strcmp(at[1], function) == 0,
+		       "%s: the PLT entry at 0x%" PRIx64 " is %s, its last byte %s", file, addr,
+		       at[0] ?: "nothing", at[1] ?: "nothing");
+	at[0] = plt_entry_function(elf, addr - 1);
+	harness_assert(!at[0] || strcmp(at[0], function) != 0, "%s: 0x%" PRIx64 " is %s too",
+		       file, addr - 1, at[0]);
+	elf_end(elf);
+}
+
+/*
+ * The naming chain on one library at three levels of stripping: DWARF (names
+ * and lines), .symtab (names of static functions too), .dynsym (exported
+ * names; a static function is module+offset). At every level the PLT stub
+ * the library calls its exported function through is named as perf names it
+ * (chain_exported@plt; where objdump says it is, and in the profile: no leaf
+ * is module+offset where names exist). JIT maps, the next level, are
+ * unwind-jit's and unwind-jitdump's.
+ */
+static int test_naming_chain(char **args)
+{
+	static const char *const levels[] = { "dwarf", "symtab", "dynsym" };
+
+	for (size_t level = 0; level < 3; level++) {
+		char *argv[] = { args[0], args[1 + level], (char *)"2.5", (char *)"0", NULL };
+		const char *module = basename_of(args[1 + level]);
+		HarnessRun run = { .seconds = 1.5 };
+		HarnessResult res;
+		const ProfileFrame *st;
+		size_t n, plt, unnamed, n_static, exported;
+
+		check_plt_entry(args[1 + level], "chain_exported");
+		profile_workload(argv, &run, &res);
+		leaf_counts(res.profile, module, "chain_exported@plt", &n, &plt, &unnamed);
+		leaf_counts(res.profile, module, "chain_static", &n, &n_static, &unnamed);
+		leaf_counts(res.profile, module, "plugin_hot", &n, &exported, &unnamed);
+		fprintf(stderr, "%s: %zu leaves in %s: chain_static %zu, plugin_hot %zu, "
+				"chain_exported@plt %zu, module+offset %zu\n",
+			levels[level], n, module, n_static, exported, plt, unnamed);
+		harness_assert(n >= 100, "%s: only %zu samples in %s", levels[level], n, module);
+		/* exported: named at every level */
+		harness_assert(exported * 10 >= n, "%s: plugin_hot is the leaf of %zu of %zu",
+			       levels[level], exported, n);
+		st = find_frame(res.profile, "chain_static", false);
+		if (level < 2) {
+			/* every address named: static functions, exported ones, the PLT */
+			harness_assert(unnamed == 0 && n_static * 10 >= n,
+				       "%s: chain_static %zu, module+offset %zu of %zu", levels[level],
+				       n_static, unnamed, n);
+			/* lines come from DWARF only */
+			harness_assert((level == 0) == (st->line > 0 && profile_string(res.profile,
+										       st->file)),
+				       "%s: chain_static at line %u", levels[level], st->line);
+		} else
+			harness_assert(!st && unnamed * 10 >= n,
+				       "dynsym: chain_static named, module+offset in %zu of %zu",
+				       unnamed, n);
+		harness_result_done(&res);
+	}
+	return 0;
+}
+
 static int test_dlopen(char **args)
 {
 	char *argv[] = { args[0], args[1], (char *)"3.5", (char *)"1", NULL };
@@ -1144,6 +1270,7 @@ int main(int argc, char **argv)
 		{ "remap", 1, test_remap },       { "cxx", 1, test_cxx },
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
 		{ "jitdump", 1, test_jitdump },       { "jit-late", 1, test_jit_late },
+		{ "naming-chain", 4, test_naming_chain },
 		{ "remap-before-start", 1, test_remap_before_start },
 		{ "jitdump-before-start", 1, test_jitdump_before_start },
 		{ "deleted", 1, test_changed_on_disk }, { "replaced", 2, test_changed_on_disk },   { "truncation", 1, test_truncation },

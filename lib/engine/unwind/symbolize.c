@@ -4,12 +4,14 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
 #include "demangle.h"
+#include "plt-names.h"
 
 typedef struct FrameBuilder {
 	SymbolFrame frames[SYMBOLIZE_MAX_INLINE];
@@ -203,8 +205,18 @@ int symbolize_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 	if (symbol_module_lookup(info->module, rel, ret_frames, ret_n))
 		return 0;
 	symbol = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	if (!symbol) {
+		Dwarf_Addr elf_bias;
+		Elf *elf = dwfl_module_getelf(mod, &elf_bias);
+		const char *plt = plt_entry_function(elf, addr - elf_bias);
+
+		/* "memcpy@plt", as perf names a PLT stub */
+		if (plt && asprintf(&unversioned, "%s@plt", plt) < 0)
+			return -ENOMEM;
+		symbol = unversioned;
+	}
 	/* "memcpy@@GLIBC_2.14": the version is not part of the name, as in perf */
-	if (symbol && (version = strchr(symbol, '@'))) {
+	else if ((version = strchr(symbol, '@'))) {
 		unversioned = strndup(symbol, (size_t)(version - symbol));
 		if (!unversioned)
 			return -ENOMEM;
