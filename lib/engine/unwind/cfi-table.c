@@ -12,6 +12,7 @@
 #include "array.h"
 #include "cleanup.h"
 #include "hash.h"
+#include "id-table.h"
 
 /* DWARF register numbers of x86-64 (SysV psABI) */
 #define REG_RBP 6
@@ -50,8 +51,7 @@ typedef struct Builder {
 	CfiTable *t;
 	uint64_t steps;
 	size_t starts_allocated, rule_of_allocated, rules_allocated;
-	uint32_t *rule_slots; /* open addressing over rules: index + 1, 0 empty */
-	size_t rule_mask;
+	IdTable rule_index; /* ids: indices into the table's rules */
 } Builder;
 
 CfiTable *cfi_table_free(CfiTable *t)
@@ -106,38 +106,43 @@ static uint64_t hash_rule(const CfiRule *r)
 	return hash_finalize(hash_fnv1a(HASH_FNV1A_BASIS, r, sizeof(*r)));
 }
 
+static uint64_t hash_rule_id(const void *userdata, uint32_t id)
+{
+	const CfiTable *t = userdata;
+
+	return hash_rule(&t->rules[id]);
+}
+
+typedef struct RuleKey {
+	const CfiTable *t;
+	const CfiRule *rule;
+} RuleKey;
+
+static bool rule_equal(const void *userdata, uint32_t id)
+{
+	const RuleKey *k = userdata;
+
+	return memcmp(&k->t->rules[id], k->rule, sizeof(*k->rule)) == 0;
+}
+
 /* The index of 'rule' in the table, added if new; -E2BIG beyond what a row can name. */
 static int rule_index(Builder *b, const CfiRule *rule, uint16_t *ret)
 {
 	CfiTable *t = b->t;
-	size_t j;
+	uint32_t slot;
 
-	if ((t->n_rules + 1) * 2 > b->rule_mask + 1) {
-		size_t mask = b->rule_mask ? b->rule_mask * 2 + 1 : 255;
-		uint32_t *slots = calloc(mask + 1, sizeof(uint32_t));
-
-		if (!slots)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->n_rules; i++) {
-			for (j = hash_rule(&t->rules[i]) & mask; slots[j]; j = (j + 1) & mask)
-				;
-			slots[j] = (uint32_t)i + 1;
-		}
-		free(b->rule_slots);
-		b->rule_slots = slots;
-		b->rule_mask = mask;
+	if (id_table_reserve(&b->rule_index, 1, hash_rule_id, t) < 0)
+		return -ENOMEM;
+	if (id_table_find(&b->rule_index, hash_rule(rule), rule_equal, &(RuleKey){ t, rule }, &slot)) {
+		*ret = (uint16_t)b->rule_index.slots[slot];
+		return 0;
 	}
-	for (j = hash_rule(rule) & b->rule_mask; b->rule_slots[j]; j = (j + 1) & b->rule_mask)
-		if (memcmp(&t->rules[b->rule_slots[j] - 1], rule, sizeof(*rule)) == 0) {
-			*ret = (uint16_t)(b->rule_slots[j] - 1);
-			return 0;
-		}
 	if (t->n_rules > UINT16_MAX)
 		return -E2BIG;
 	if (ARRAY_RESERVE(t->rules, b->rules_allocated, t->n_rules + 1, 64) < 0)
 		return -ENOMEM;
 	t->rules[t->n_rules] = *rule;
-	b->rule_slots[j] = (uint32_t)t->n_rules + 1;
+	id_table_insert(&b->rule_index, slot, (uint32_t)t->n_rules);
 	*ret = (uint16_t)t->n_rules++;
 	return 0;
 }
@@ -560,7 +565,7 @@ int cfi_table_build(Dwfl_Module *mod, CfiTable **ret)
 	r = 0;
 	*ret = TAKE_PTR(t);
 out:
-	free(b.rule_slots);
+	id_table_done(&b.rule_index);
 	return r;
 }
 
