@@ -23,6 +23,7 @@ FinishJob *finish_job_free(FinishJob *j)
 	safe_close(j->unwound_fd);
 	profile_free(j->profile);
 	free(j->metrics_json);
+	free(j->unit);
 	run_recorder_free(j->recorder);
 	live_finish_free(j->live);
 	session_properties_done(&j->props);
@@ -86,7 +87,12 @@ static int take_unwound(FinishJob *j)
 	for (uint32_t i = 0; !j->kernel && i < p->n_frames; i++)
 		if (p->frames[i].kernel)
 			return -EBADMSG;
+	/* what it is of is profd's to say too: one process, or (pid 0) many */
 	p->pid = j->props.pid;
+	p->multi_process = j->props.pid == 0;
+	r = profile_set_target(p, j->props.target, j->unit);
+	if (r < 0)
+		return r;
 	p->start_unix_nanos = j->start_unix_nanos;
 	p->period_nanos = j->period_nanos;
 	p->duration_nanos = j->duration_nanos;

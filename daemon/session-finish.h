@@ -33,6 +33,7 @@ typedef struct FinishJob {
 	uint64_t samples_given;  /* samples the unwinder was given: it may report no more */
 	bool kernel;             /* kernel frames allowed in it */
 	uint64_t start_unix_nanos, period_nanos, duration_nanos; /* profd's own, not the unwinder's */
+	char *unit;              /* the unit a cgroup session is of (profd's), or NULL */
 	void *userdata;          /* the completion's (the loop's); the work never touches it */
 	/* out */
 	RunProfile *record;      /* the run record, for the run store */

@@ -251,6 +251,9 @@ static int session_new_finish_job(Session *s, Profile *profile, FinishJob **ret)
 	j->start_unix_nanos = s->metrics.start_unix_nanos;
 	j->period_nanos = s->metrics.period_nanos;
 	j->duration_nanos = s->metrics.duration_nanos;
+	if (s->sampling_target && s->sampling_target->unit &&
+	    !(j->unit = strdup(s->sampling_target->unit)))
+		return -ENOMEM;
 	*ret = TAKE_PTR(j);
 	return 0;
 }
@@ -473,11 +476,11 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 {
 	Manager *m = s->manager;
 	/*
-	 * bpf, and the stacks of many processes (the unwinder takes one), are named
-	 * inside profd: only for root until they go to the unwinder too
+	 * bpf names its stacks inside profd, root's only; root's multi-process
+	 * sessions are named inside profd too, other callers' go to their unwinder
 	 */
 	bool bpf = sampling->backend && strcmp(sampling->backend, "bpf") == 0;
-	bool in_profd = bpf || s->sampling_target;
+	bool in_profd = bpf || (s->sampling_target && caller->uid == 0);
 	CollectorOptions o = {
 		.sampling = *sampling,
 		.max_backlog_bytes = m->config.max_backlog_bytes,
@@ -492,11 +495,6 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
 					 "backend 'bpf' names stacks inside profd, which only uid 0's "
 					 "sessions may have; use backend 'perf-dwarf' or 'perf-fp'");
-	if (in_profd && caller->uid != 0)
-		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
-					 "the stacks of many processes are named inside profd, which "
-					 "only uid 0's sessions may have (the unwinder takes one "
-					 "process); profile the processes of %s one by one", s->target);
 	if (in_profd)
 		o.resolver = (StackResolverOptions){ .cache = m->symbols, .owner = caller->uid };
 
@@ -532,6 +530,7 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 	if (r == 0 && !in_profd)
 		r = unwinder_pool_attach(m->unwinders,
 					 &(UnwinderSessionInfo){ .owner = caller->uid,
+								 /* 0: many processes */
 								 .pid = (uint32_t)req->pid,
 								 .dwarf = mode == STACK_UNWIND_DWARF,
 								 .kernel = req->kernel },

@@ -422,7 +422,7 @@ int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Colle
 		.type = UNWINDER_SESSION_START,
 		.flags = (info->dwarf ? UNWINDER_MODE_DWARF : 0) | (info->kernel ? UNWINDER_KERNEL : 0),
 		.pid = info->pid,
-		.ns_pid = target_namespace_pid(info->pid),
+		.ns_pid = info->pid ? target_namespace_pid(info->pid) : 0,
 		.owner = info->owner,
 		.sample_id_all = format->sample_id_all,
 		.sample_type = format->sample_type,

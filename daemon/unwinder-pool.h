@@ -48,7 +48,7 @@ UnwinderPool *unwinder_pool_free(UnwinderPool *p);
 
 typedef struct UnwinderSessionInfo {
 	uid_t owner;
-	uint32_t pid;    /* the target */
+	uint32_t pid;    /* the target; 0: the processes of a cgroup (each file request names one) */
 	bool dwarf;      /* perf-dwarf (else the FP callchain) */
 	bool kernel;     /* kernel frames (and kallsyms) for this caller */
 } UnwinderSessionInfo;

@@ -47,7 +47,7 @@ typedef struct UnwinderSessionStart {
 	uint32_t type;
 	uint32_t flags;
 	uint64_t session;
-	uint32_t pid;    /* the target, in profd's pid namespace */
+	uint32_t pid;    /* the target, in profd's pid namespace; 0: a cgroup's processes */
 	uint32_t ns_pid; /* the same in its own (the perf map's name) */
 	uint32_t owner;  /* the caller's uid (symbol cache scope) */
 	uint32_t sample_id_all;

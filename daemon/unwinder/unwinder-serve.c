@@ -17,6 +17,7 @@
 #include "backlog-consumer.h"
 #include "backlog.h"
 #include "cleanup.h"
+#include "process-resolvers.h"
 #include "profile-builder.h"
 #include "profile-file.h"
 #include "sampling-session.h"
@@ -38,7 +39,8 @@ typedef struct HelperSession {
 	uint64_t id;
 	Backlog *backlog;
 	ProfileBuilder *builder;
-	StackResolver *resolver;
+	StackResolver *resolver;      /* one process */
+	ProcessResolvers *resolvers;  /* many (pid 0): one resolver each, modules shared */
 	BacklogConsumer *consumer;
 	TargetFileOpener opener; /* asks profd, on behalf of this session */
 	uint32_t stack_bytes;    /* copied per sample */
@@ -76,6 +78,7 @@ static HelperSession *session_free(HelperSession *s)
 		return NULL;
 	backlog_consumer_free(s->consumer);
 	profile_builder_free(s->builder);
+	process_resolvers_free(s->resolvers);
 	stack_resolver_free(s->resolver);
 	backlog_free(s->backlog);
 	free(s);
@@ -253,6 +256,31 @@ static void remove_session(Unwinder *u, HelperSession *s)
 	session_free(s);
 }
 
+/*
+ * The resolver and the builder: of one process, or with pid 0 of the many a
+ * cgroup holds, each process in its own address space as the records tell
+ * (the files of each one profd opens only for a process of that session).
+ */
+static int session_new_resolver(HelperSession *s, const UnwinderSessionStart *m,
+				StackResolverOptions *ro)
+{
+	int r;
+
+	if (m->pid != 0) {
+		r = stack_resolver_new(ro, &s->resolver);
+		if (r < 0)
+			return r;
+		return profile_builder_new(m->pid, m->period_nanos, stack_resolver_resolve,
+					   s->resolver, &s->builder);
+	}
+	ro->ns_pid = 0; /* each process has its own */
+	r = process_resolvers_new(ro, &s->resolvers);
+	if (r < 0)
+		return r;
+	return profile_builder_new(0, m->period_nanos, process_resolvers_resolve, s->resolvers,
+				   &s->builder);
+}
+
 static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, int eventfd)
 {
 	HelperSession *s;
@@ -289,10 +317,7 @@ static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, 
 	ro.files = &s->opener;
 	r = backlog_attach(memfd, eventfd, &s->backlog);
 	if (r >= 0)
-		r = stack_resolver_new(&ro, &s->resolver);
-	if (r >= 0)
-		r = profile_builder_new(m->pid, m->period_nanos, stack_resolver_resolve, s->resolver,
-					&s->builder);
+		r = session_new_resolver(s, m, &ro);
 	if (r >= 0)
 		r = backlog_consumer_new(s->backlog, &format, s->builder, &s->consumer);
 	if (r < 0) {
@@ -326,7 +351,8 @@ static int finish_session(Unwinder *u, HelperSession *s)
 	UnwinderStats stats;
 	int r = s->error;
 
-	(void)stack_resolver_finish(s->resolver);
+	if (s->resolver)
+		(void)stack_resolver_finish(s->resolver);
 	if (r == 0) {
 		fd = memfd_create("profd-profile", MFD_CLOEXEC);
 		r = fd < 0 ? negative_errno() : 0;
@@ -334,8 +360,9 @@ static int finish_session(Unwinder *u, HelperSession *s)
 	if (r == 0)
 		r = profile_file_write_fd(profile_builder_get_profile(s->builder), fd);
 	stats = session_stats(s, UNWINDER_RESULT, r);
-	stats.warm = strcmp(stack_resolver_cache_state(s->resolver), "warm") == 0;
-	if (s->stack_bytes > 0)
+	/* many processes: no one executable to be warm about, nor one stack to size */
+	stats.warm = s->resolver && strcmp(stack_resolver_cache_state(s->resolver), "warm") == 0;
+	if (s->resolver && s->stack_bytes > 0)
 		stats.stack_needed = stack_resolver_stack_bytes_needed(s->resolver, s->stack_bytes,
 								       SAMPLING_MAX_STACK_BYTES);
 	/* its modules are saved (STORE_SAVE) as they are unpinned: before the result, so a

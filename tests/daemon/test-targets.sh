@@ -4,10 +4,9 @@
 # processes of a cgroup (one started mid-session) and nothing outside it, the
 # whole machine, the Target property, the run's identity and the cgroup's
 # resources; option errors; and who may profile what (DESIGN.md §8) as uid
-# 65534 and uid 2: its own cgroup below user@UID.service passes the access
-# rules (then Unsupported: many processes are named inside profd, root's
-# only, until the unwinder helper takes them), root's cgroup, another user's,
-# an undelegated one and the whole machine are AccessDenied.
+# 65534 and uid 2: its own cgroup below user@UID.service (two processes in
+# it) is profiled, named by the user's sandboxed unwinder; root's cgroup,
+# another user's, an undelegated one and the whole machine are AccessDenied.
 source "$(dirname "$0")/lib.sh"
 
 mount=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
@@ -144,12 +143,23 @@ own=/user.slice/user-$NOBODY.slice/user@$NOBODY.service/profd-test-$$
 make_cgroup /user.slice/user-$NOBODY.slice/user@$NOBODY.service $NOBODY
 make_cgroup $own $NOBODY
 spawn_in $own "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 120 1
-# its own cgroup passes the access rules; its stacks would be named inside profd (the unwinder
-# helper takes one process), which only root's sessions may have: Unsupported, saying so
-msg=$(expect_error org.profd.Profiler1.Error.Unsupported \
-	as_nobody busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' 0 199 500000 1 cgroup s "$own")
-[[ $msg == *"many processes are named inside profd"* ]] || fail "uid 65534's own cgroup: $msg"
-ok "uid 65534's own cgroup passes the access rules, then is Unsupported (named inside profd): $msg"
+own_first=$SPAWNED
+spawn_in $own "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 120 1
+own_second=$SPAWNED
+# its own cgroup passes the access rules; its stacks are named by its own sandboxed unwinder,
+# which asks profd for each process's files
+s=$(session_of "${AS_NOBODY[@]}" -- 0 199 3000000 1 cgroup s "$own")
+[[ -n $s ]] || fail "uid 65534 could not profile its own cgroup $own"
+[[ $(wait_finished "$s" 120) == completed ]] || fail "uid 65534's cgroup session failed: $(prop "$s" Error)"
+folded=$(folded_of "${AS_NOBODY[@]}" -- "$s")
+for p in $own_first $own_second; do
+	[[ $folded == *"workload-split-$p;"*split_heavy* ]] ||
+		fail "uid 65534's cgroup profile lacks split_heavy of process $p: ${folded:0:300}"
+done
+[[ $folded != *"-$inside;"* && $folded != *"-$outside;"* ]] ||
+	fail "uid 65534's cgroup profile has a process outside its cgroup"
+[[ $(prop "$s" Target) == "cgroup:$own" ]] || fail "Target is '$(prop "$s" Target)', not cgroup:$own"
+ok "uid 65534's own cgroup: processes $own_first and $own_second named (split_heavy) by its unwinder, none outside"
 
 msg=$(expect_error org.freedesktop.DBus.Error.AccessDenied \
 	as_nobody busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' 0 99 500000 1 system b true)

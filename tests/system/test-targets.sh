@@ -4,8 +4,8 @@
 # GetUnit/ControlGroup and the cgroup tree ProtectControlGroups= leaves
 # read-only: root profiles a system unit by name and by cgroup, the whole
 # machine and one process with bpf (in the container's pid namespace); an ordinary
-# user's own user unit (her user manager started it) is refused for now, saying
-# why (many processes are named inside profd: root's sessions only); she is
+# user's own user unit (her user manager started it) is profiled, its stacks
+# named by her sandboxed unwinder (a same-named system unit is not hers); she is
 # refused a system unit (also one that runs as her) and the whole machine, and
 # another user her unit, each with AccessDenied saying why; by name he finds
 # only his own units.
@@ -58,25 +58,27 @@ as_user_manager alice systemd-run --user --quiet --unit=spin $TESTS_BIN/workload
 alice_cg=$(as_user_manager alice systemctl --user show -P ControlGroup spin.service)
 [[ $alice_cg == "/user.slice/user-$alice.slice/user@$alice.service/"*spin.service ]] ||
 	fail "alice's spin.service's cgroup is '$alice_cg'"
-# a user's multi-process target is named inside profd, which only root's
-# sessions may be (the unwinder helper takes one process): refused, saying so
-if out=$(as_user alice profctl record --unit spin.service -d 1 -o /home/alice/unit.folded 2>&1); then
-	fail "uid $alice profiled her user unit; the refusal this test expects is gone: update it"
-fi
-[[ $out == *"only uid 0's sessions may have"*"one by one"* ]] ||
-	fail "uid $alice's refusal of her user unit does not say why: $out"
-ok "uid $alice's user unit spin.service ($alice_cg) is refused, saying why: $out"
+# a user's multi-process target: named by her own sandboxed unwinder
+out=$(as_user alice profctl record --unit spin.service -d 2 -o /home/alice/unit.folded 2>&1) ||
+	fail "uid $alice cannot profile her user unit spin.service: $out"
+named_in /home/alice/unit.folded split_heavy ||
+	fail "uid $alice's profile of her user unit is unnamed: $out $(in_container head -n 5 /home/alice/unit.folded)"
+ok "uid $alice profiled her user unit spin.service ($alice_cg): split_heavy named by her unwinder"
 
-# her user unit named like a system unit (dbus.service is both) is hers: the
-# same refusal as above, not AccessDenied for the system's unit
+# her user unit named like a system unit (dbus.service is both) is hers: her
+# process in the profile, not the system unit's (nor AccessDenied for it)
 in_container systemd-run --quiet --unit=twin $TESTS_BIN/workload-split 60 1 ||
 	fail "systemd-run --unit=twin failed"
 as_user_manager alice systemd-run --user --quiet --unit=twin $TESTS_BIN/workload-split 60 1 ||
 	fail "systemd-run --user --unit=twin as uid $alice failed"
-if out=$(as_user alice profctl record --unit twin.service -d 1 -o /home/alice/twin.folded 2>&1); then
-	fail "uid $alice profiled twin.service; the refusal this test expects is gone: update it"
-fi
-[[ $out == *"one by one"* ]] || fail "uid $alice's twin.service resolved to the system's unit: $out"
+her_twin=$(as_user_manager alice systemctl --user show -P MainPID twin.service)
+system_twin=$(in_container systemctl show -P MainPID twin.service)
+out=$(as_user alice profctl record --unit twin.service -d 2 -o /home/alice/twin.folded 2>&1) ||
+	fail "uid $alice cannot profile her twin.service: $out"
+named_in /home/alice/twin.folded "workload-split-$her_twin;" ||
+	fail "uid $alice's twin.service profile lacks her process $her_twin: $(in_container head -n 5 /home/alice/twin.folded)"
+! named_in /home/alice/twin.folded "workload-split-$system_twin;" ||
+	fail "uid $alice's twin.service resolved to the system's unit (process $system_twin)"
 ok "uid $alice's --unit twin.service is her user unit, not the system unit of that name"
 
 # refusals say why

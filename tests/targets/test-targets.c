@@ -12,6 +12,8 @@
  *                     folded stacks start with each one's process
  *   cgroup-admit      an admit rule that refuses one of two processes: its samples
  *                     are counted as excluded, none is kept
+ *   cgroup-files      consumed elsewhere: a hostile consumer's file requests get files
+ *                     only of a process in the cgroup that the admit rule lets in
  *   system            auto picks bpf for the whole machine: the workload's hot
  *                     function and at least two other processes, each with its
  *                     process frame; the collector's own process left out
@@ -221,6 +223,113 @@ static int test_cgroup_admit(void)
 	return test_result();
 }
 
+/* A request for the file process 'pid' maps its executable from, as a consumer would send it. */
+static TargetFileRequest executable_request(pid_t pid)
+{
+	TargetFileRequest req = { .kind = TARGET_FILE_MAPPED, .pid = (uint32_t)pid };
+	ProcessMaps *maps = NULL;
+
+	CHECK(process_maps_load((uint32_t)pid, &maps) >= 0, "maps of %d", (int)pid);
+	for (size_t i = 0; maps && i < maps->n_mappings && !req.address; i++)
+		if (maps->mappings[i].path && strstr(maps->mappings[i].path, "workload-split")) {
+			req.address = maps->mappings[i].start;
+			req.inode = maps->mappings[i].inode;
+			req.dev_major = maps->mappings[i].dev_major;
+			req.dev_minor = maps->mappings[i].dev_minor;
+		}
+	CHECK(req.address != 0, "the executable's mapping in process %d", (int)pid);
+	process_maps_free(maps);
+	return req;
+}
+
+/* What collector_open_target_file() gave: the errno, or 0 for a descriptor (closed). */
+static int open_result(Collector *c, const TargetFileRequest *req)
+{
+	int fd = collector_open_target_file(c, req);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? fd : 0;
+}
+
+/*
+ * A cgroup's records consumed elsewhere (the sandboxed unwinder, untrusted):
+ * the files of a process are handed out only while it is in the cgroup and
+ * passes the admit rule, whatever pid, kind or address a hostile consumer puts
+ * in its requests.
+ */
+static int test_cgroup_files(void)
+{
+	_cleanup_(cgroup_fixture_done) CgroupFixture cg = {};
+	const char *split = env_path("WORKLOAD_SPLIT");
+	SamplingTarget *target = NULL;
+	CollectorOptions o = { .sampling = { .hz = 99, .duration_nanos = 60 * NSEC },
+			       .unwind_elsewhere = true };
+	TargetFileRequest req;
+	pid_t allowed, refused, outside;
+	Collector *c = NULL;
+	int k;
+
+	cgroup_fixture_new(&cg);
+	allowed = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
+	refused = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
+	outside = spawn(split, "300", "1", NULL);
+	wait_threads(allowed, 1, "workload-split");
+	wait_threads(refused, 1, "workload-split");
+	wait_threads(outside, 1, "workload-split");
+	CHECK(sampling_target_new_cgroup(cg.name, &target) >= 0, "cgroup target %s", cg.name);
+	if (!target)
+		return test_result();
+	o.sampling.target = target;
+	o.sampling.admit = admit_all_but;
+	o.sampling.admit_userdata = &refused;
+	k = collector_new(0, &o, &c);
+	CHECK(k >= 0, "a cgroup collector consumed elsewhere: %s", strerror(-k));
+	if (k < 0)
+		return test_result();
+
+	req = executable_request(allowed);
+	k = open_result(c, &req);
+	CHECK(k == 0, "the admitted process's executable: %s", strerror(-k));
+	req = executable_request(refused);
+	k = open_result(c, &req);
+	CHECK(k == -EPERM, "the refused process's executable: %s", strerror(-k));
+	req = executable_request(outside);
+	k = open_result(c, &req);
+	CHECK(k == -EPERM, "the executable of a process outside the cgroup: %s", strerror(-k));
+	req.kind = TARGET_FILE_PERF_MAP;
+	k = open_result(c, &req);
+	CHECK(k == -EPERM, "the perf map of a process outside the cgroup: %s", strerror(-k));
+	req = (TargetFileRequest){ .kind = TARGET_FILE_PERF_MAP, .pid = 1 };
+	k = open_result(c, &req);
+	CHECK(k == -EPERM, "pid 1's perf map: %s", strerror(-k));
+	req = (TargetFileRequest){ .kind = TARGET_FILE_PERF_MAP, .pid = 0 };
+	k = open_result(c, &req);
+	CHECK(k == -EPERM, "a perf map of pid 0: %s", strerror(-k));
+	req = (TargetFileRequest){ .kind = TARGET_FILE_KALLSYMS, .pid = (uint32_t)allowed };
+	k = open_result(c, &req);
+	CHECK(k == -EPERM, "kernel symbols asked with a pid: %s", strerror(-k));
+	req = executable_request(allowed);
+	req.kind = _TARGET_FILE_KIND_MAX + 7;
+	k = open_result(c, &req);
+	CHECK(k == -EINVAL, "an unknown kind: %s", strerror(-k));
+	req = executable_request(allowed);
+	req.inode ^= 1;
+	k = open_result(c, &req);
+	CHECK(k < 0, "another file than the one mapped there: %s", strerror(-k));
+	req = executable_request(allowed);
+	req.pid = 0x80000001U;
+	k = open_result(c, &req);
+	CHECK(k == -EPERM, "a pid out of range: %s", strerror(-k));
+
+	collector_free(c);
+	reap(allowed);
+	reap(refused);
+	reap(outside);
+	sampling_target_free(target);
+	return test_result();
+}
+
 /*
  * An idle machine may run nothing but the two workloads: both of them, each under
  * its own process, is what shows every process is covered.
@@ -328,6 +437,7 @@ int main(int argc, char **argv)
 	static const TestCase cases[] = {
 		{ "cgroup", test_cgroup },
 		{ "cgroup-admit", test_cgroup_admit },
+		{ "cgroup-files", test_cgroup_files },
 		{ "system", test_system },
 		{ "system-perf-dwarf", test_system_perf_dwarf },
 		{ "pid-bpf", test_pid_bpf },

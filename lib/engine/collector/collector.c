@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,7 +44,11 @@ struct Collector {
 	BpfSampler *bpf;
 	SamplingTarget *own_target; /* bpf of one process: its target */
 	const char *backend_reason;
-	TargetFilePolicy file_policy; /* the cache's: kernel symbols only with kernel frames */
+	TargetFilePolicy file_policy; /* kernel symbols only with kernel frames */
+	/* a multi-process target consumed elsewhere: whose files the consumer may have */
+	const SamplingTarget *target;
+	ProcessAdmitFn admit;
+	void *admit_userdata;
 	ProfileBuilder *builder;      /* NULL when the backlog is consumed elsewhere */
 	BacklogConsumer *consumer;
 	Backlog *backlog;
@@ -523,10 +528,9 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 	c->backend_reason = choice.reason;
 	so.backend = choice.backend;
 	c->elsewhere = options->unwind_elsewhere;
-	/* a consumer elsewhere takes one process's records: not bpf's counts, not many processes */
+	/* a consumer elsewhere takes the records: not bpf's counts, and it resolves with its own */
 	if (c->elsewhere && (strcmp(choice.backend, "bpf") == 0 || options->sampling.resolve ||
-			     options->resolver.files ||
-			     (so.target && sampling_target_is_multi_process(so.target))))
+			     options->resolver.files))
 		return -EOPNOTSUPP;
 	if (strcmp(choice.backend, "bpf") == 0) {
 		r = collector_new_bpf(c, pid, options);
@@ -537,11 +541,15 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 		return 0;
 	}
 
+	c->file_policy.no_kernel_symbols = options->sampling.exclude_kernel;
+	c->file_policy.kernel_table = options->kernel_table;
+	if (so.target && sampling_target_is_multi_process(so.target)) {
+		c->target = so.target;
+		c->admit = so.admit;
+		c->admit_userdata = so.admit_userdata;
+	}
 	/* one process: its files opened as it maps them (many: recorded-files.h) */
-	if (!options->resolver.files && !options->sampling.resolve &&
-	    !(so.target && sampling_target_is_multi_process(so.target))) {
-		c->file_policy.no_kernel_symbols = options->sampling.exclude_kernel;
-		c->file_policy.kernel_table = options->kernel_table;
+	if (!options->resolver.files && !options->sampling.resolve && !c->target) {
 		r = target_file_cache_new((uint32_t)(so.target ? so.target->pid : pid), &c->file_policy,
 					  &c->file_cache);
 		if (r < 0)
@@ -766,11 +774,49 @@ const PerfRecordFormat *collector_get_format(const Collector *c)
 	return &c->format;
 }
 
+/*
+ * A file of one process of a multi-process target, for a consumer that names
+ * the process itself: only while the process is in the target and passes the
+ * admit rule, and only if it is still that process once the file is open (a
+ * pidfd held across the checks: a pid reused meanwhile is refused).
+ */
+static int collector_open_process_file(Collector *c, const TargetFileRequest *request)
+{
+	_cleanup_close_ int pidfd = -1, fd = -1;
+	struct pollfd p = { .events = POLLIN };
+	int r;
+
+	if (request->pid == 0 || request->pid > INT32_MAX)
+		return -EPERM;
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)request->pid, 0);
+	if (pidfd < 0)
+		return errno == EINVAL ? -ESRCH : negative_errno();
+	r = sampling_target_has_process(c->target, (pid_t)request->pid);
+	if (r < 0)
+		return r;
+	if (r == 0 || (c->admit && !c->admit(c->admit_userdata, request->pid)))
+		return -EPERM;
+	r = fd = target_file_open(request, &c->file_policy);
+	if (r < 0)
+		return r;
+	p.fd = pidfd;
+	if (poll(&p, 1, 0) < 0)
+		return negative_errno();
+	if (p.revents & (POLLIN | POLLHUP | POLLNVAL))
+		return -ESRCH;
+	return TAKE_FD(fd);
+}
+
 int collector_open_target_file(Collector *c, const TargetFileRequest *request)
 {
 	bool kernel_file = request->kind == TARGET_FILE_KALLSYMS ||
 			   request->kind == TARGET_FILE_KERNEL_NOTES;
 
+	if (c->target) {
+		if (kernel_file)
+			return request->pid == 0 ? target_file_open(request, &c->file_policy) : -EPERM;
+		return collector_open_process_file(c, request);
+	}
 	if (!c->file_cache)
 		return -EOPNOTSUPP;
 	/* only this session's target, whatever the consumer asks (the kernel's own files: pid 0) */

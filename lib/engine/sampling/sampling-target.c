@@ -436,3 +436,22 @@ int sampling_target_list_processes(const SamplingTarget *t, pid_t **ret, size_t 
 	*ret_n = n;
 	return 0;
 }
+
+int sampling_target_has_process(const SamplingTarget *t, pid_t pid)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n;
+	int r;
+
+	if (pid <= 0)
+		return 0;
+	if (t->kind == SAMPLING_TARGET_PID)
+		return pid == t->pid;
+	if (t->kind == SAMPLING_TARGET_SYSTEM)
+		return !sampling_target_excludes(t, pid);
+	/* cgroup.procs through the target's own directory fd: no path, no namespace to interpret */
+	r = sampling_target_list_processes(t, &pids, &n);
+	if (r < 0)
+		return r;
+	return bsearch(&pid, pids, n, sizeof(pid_t), pid_compare) != NULL;
+}

@@ -53,6 +53,8 @@ bool sampling_target_is_multi_process(const SamplingTarget *t);
 /* Is 'pid' left out of a SYSTEM target (the caller's own process is, always)? */
 bool sampling_target_excludes(const SamplingTarget *t, pid_t pid);
 
+/* Does the target hold process 'pid' now (a cgroup's: in its subtree)? 1 yes, 0 no, or -errno. */
+int sampling_target_has_process(const SamplingTarget *t, pid_t pid);
 /* The processes the target holds now, sorted; an empty cgroup gives none. */
 int sampling_target_list_processes(const SamplingTarget *t, pid_t **ret, size_t *ret_n);
 
