@@ -168,6 +168,17 @@ static int serve_file_request(Helper *h, const UnwinderFileRequest *m)
 	return r;
 }
 
+/* PROCESS_REQUEST: the namespace pid of a process of that session only. */
+static int serve_process_request(Helper *h, const UnwinderProcessRequest *m)
+{
+	UnwinderProcessReply reply = { .type = UNWINDER_PROCESS_REPLY, .cookie = m->cookie };
+	Attachment *a = find_helper_attachment(h, m->session);
+	int r = a ? collector_namespace_pid(a->collector, m->pid, &reply.ns_pid) : -ENOENT;
+
+	reply.error = r < 0 ? r : 0;
+	return unwinder_send(h->sock, &reply, sizeof(reply), NULL, 0);
+}
+
 /*
  * A descriptor an unwinder hands over is read on the loop: only a memfd will
  * do (a file on a FUSE mount it was given could block the read forever).
@@ -247,6 +258,7 @@ static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWIN
 {
 	_cleanup_close_ int fd = fds[0], extra = fds[1];
 	UnwinderFileRequest request;
+	UnwinderProcessRequest process;
 	UnwinderStoreFile store;
 	UnwinderStats stats;
 	Attachment *a;
@@ -261,6 +273,11 @@ static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWIN
 			return -EBADMSG;
 		memcpy(&request, buf, sizeof(request));
 		return serve_file_request(h, &request);
+	case UNWINDER_PROCESS_REQUEST:
+		if (size != sizeof(process) || fd >= 0)
+			return -EBADMSG;
+		memcpy(&process, buf, sizeof(process));
+		return serve_process_request(h, &process);
 	case UNWINDER_PROGRESS:
 	case UNWINDER_RESULT:
 		if (size != sizeof(stats) || extra >= 0 || (type == UNWINDER_PROGRESS && fd >= 0))

@@ -10,8 +10,9 @@
  *
  * profd -> unwinder: SESSION_START (fds: backlog memfd, eventfd), SESSION_CANCEL,
  *                    FILE_REPLY (fd on success; the reply to FILE_REQUEST and
- *                    STORE_LOAD), PROBE_OPEN (a test of the sandbox)
- * unwinder -> profd: FILE_REQUEST, PROGRESS, RESULT (fd: a memfd holding the
+ *                    STORE_LOAD), PROCESS_REPLY, PROBE_OPEN (a test of the sandbox)
+ * unwinder -> profd: FILE_REQUEST, PROCESS_REQUEST (a process of a session of
+ *                    many: the pid it knows itself by), PROGRESS, RESULT (fd: a memfd holding the
  *                    profile file, profile-file.h), PROBE_REPLY,
  *                    STORE_LOAD / STORE_SAVE (fd: a memfd holding the module
  *                    file): the symbol cache on disk, of the unwinder's own
@@ -32,12 +33,14 @@ typedef enum UnwinderMessageType {
 	UNWINDER_SESSION_CANCEL,
 	UNWINDER_FILE_REPLY,
 	UNWINDER_PROBE_OPEN,
+	UNWINDER_PROCESS_REPLY,
 	UNWINDER_FILE_REQUEST = 101,
 	UNWINDER_PROGRESS,
 	UNWINDER_RESULT,
 	UNWINDER_PROBE_REPLY,
 	UNWINDER_STORE_LOAD,
 	UNWINDER_STORE_SAVE,
+	UNWINDER_PROCESS_REQUEST,
 } UnwinderMessageType;
 
 #define UNWINDER_MODE_DWARF 1U /* flags: unwind the stack copies (else the FP callchain) */
@@ -69,11 +72,32 @@ typedef struct UnwinderFileRequest {
 	TargetFileRequest request;
 } UnwinderFileRequest;
 
+/* Every reply to a request starts like this one. */
 typedef struct UnwinderFileReply {
 	uint32_t type;
 	int32_t error; /* 0: the fd came along */
 	uint64_t cookie;
 } UnwinderFileReply;
+
+/*
+ * A session of many processes (pid 0): the pid process 'pid' has in its own
+ * namespace (its perf map's name), which the unwinder cannot read without
+ * /proc; answered only for a process of that session.
+ */
+typedef struct UnwinderProcessRequest {
+	uint32_t type;
+	uint32_t pid; /* in profd's pid namespace, as the records give it */
+	uint64_t session;
+	uint64_t cookie; /* echoed in the reply */
+} UnwinderProcessRequest;
+
+typedef struct UnwinderProcessReply {
+	uint32_t type;
+	int32_t error;
+	uint64_t cookie;
+	uint32_t ns_pid;
+	uint32_t pad;
+} UnwinderProcessReply;
 
 /* PROGRESS and RESULT (RESULT: the profile's memfd along, unless error) */
 typedef struct UnwinderStats {

@@ -120,11 +120,13 @@ static Stashed *stash_pop(Unwinder *u)
 }
 
 /*
- * Send the request 'msg' (whose cookie is 'cookie') and wait for profd's
- * FILE_REPLY: the descriptor, or why not. Other messages meanwhile are kept
- * for the main loop.
+ * Send the request 'msg' (whose cookie is 'cookie') and wait for profd's reply
+ * of 'reply_type' and 'reply_size' (into 'reply', its descriptors into 'fds'),
+ * or why not. Other messages meanwhile are kept for the main loop.
  */
-static int request_fd(Unwinder *u, const void *msg, size_t size, uint64_t cookie)
+static int request_reply(Unwinder *u, const void *msg, size_t size, uint64_t cookie,
+			 uint32_t reply_type, void *reply, size_t reply_size,
+			 int fds[UNWINDER_FDS_MAX])
 {
 	int r;
 
@@ -136,10 +138,9 @@ static int request_fd(Unwinder *u, const void *msg, size_t size, uint64_t cookie
 	for (;;) {
 		union {
 			uint32_t type;
-			UnwinderFileReply reply;
+			UnwinderFileReply head; /* every reply's */
 			uint8_t bytes[UNWINDER_MESSAGE_MAX];
 		} in;
-		int fds[UNWINDER_FDS_MAX];
 		ssize_t n;
 
 		n = unwinder_recv(u->sock, &in, 0, fds);
@@ -147,18 +148,53 @@ static int request_fd(Unwinder *u, const void *msg, size_t size, uint64_t cookie
 			u->hung_up = true;
 			return n < 0 ? (int)n : -EPIPE;
 		}
-		if (in.type == UNWINDER_FILE_REPLY && (size_t)n == sizeof(in.reply) &&
-		    in.reply.cookie == cookie) {
-			if (in.reply.error < 0 || fds[0] < 0 || fds[1] >= 0) {
+		if (in.type == reply_type && (size_t)n == reply_size && in.head.cookie == cookie) {
+			memcpy(reply, &in, reply_size);
+			if (in.head.error < 0)
 				close_fds(fds);
-				return in.reply.error < 0 ? in.reply.error : -EBADMSG;
-			}
-			return fds[0];
+			return in.head.error < 0 ? in.head.error : 0;
 		}
 		r = stash_push(u, &in, (size_t)n, fds);
 		if (r < 0)
 			return r;
 	}
+}
+
+/* A request answered by a FILE_REPLY: the descriptor, or why not. */
+static int request_fd(Unwinder *u, const void *msg, size_t size, uint64_t cookie)
+{
+	UnwinderFileReply reply;
+	int fds[UNWINDER_FDS_MAX], r;
+
+	r = request_reply(u, msg, size, cookie, UNWINDER_FILE_REPLY, &reply, sizeof(reply), fds);
+	if (r < 0)
+		return r;
+	if (fds[0] < 0 || fds[1] >= 0) {
+		close_fds(fds);
+		return -EBADMSG;
+	}
+	return fds[0];
+}
+
+/* ProcessNamespacePidFn: profd says (the sandbox has no /proc); the pid itself when it will not. */
+static uint32_t helper_namespace_pid(void *userdata, uint32_t pid)
+{
+	HelperSession *s = userdata;
+	Unwinder *u = s->unwinder;
+	UnwinderProcessRequest m = {
+		.type = UNWINDER_PROCESS_REQUEST,
+		.pid = pid,
+		.session = s->id,
+		.cookie = ++u->next_cookie,
+	};
+	UnwinderProcessReply reply;
+	int fds[UNWINDER_FDS_MAX];
+
+	if (request_reply(u, &m, sizeof(m), m.cookie, UNWINDER_PROCESS_REPLY, &reply,
+			  sizeof(reply), fds) < 0)
+		return pid;
+	close_fds(fds); /* none comes along */
+	return reply.ns_pid ?: pid;
 }
 
 /* TargetFileOpenFn: profd opens it (or refuses); the descriptor comes back on the socket. */
@@ -277,6 +313,7 @@ static int session_new_resolver(HelperSession *s, const UnwinderSessionStart *m,
 	r = process_resolvers_new(ro, &s->resolvers);
 	if (r < 0)
 		return r;
+	process_resolvers_set_namespace_pid(s->resolvers, helper_namespace_pid, s);
 	return profile_builder_new(0, m->period_nanos, process_resolvers_resolve, s->resolvers,
 				   &s->builder);
 }
@@ -458,6 +495,7 @@ static int handle_message(Unwinder *u, const void *buf, size_t size, int fds[UNW
 		break;
 	}
 	case UNWINDER_FILE_REPLY:
+	case UNWINDER_PROCESS_REPLY:
 		r = 0; /* for a request given up on: its descriptor is closed */
 		break;
 	}

@@ -12,8 +12,9 @@
  *                     folded stacks start with each one's process
  *   cgroup-admit      an admit rule that refuses one of two processes: its samples
  *                     are counted as excluded, none is kept
- *   cgroup-files      consumed elsewhere: a hostile consumer's file requests get files
- *                     only of a process in the cgroup that the admit rule lets in
+ *   cgroup-files      consumed elsewhere: a hostile consumer's file (and namespace pid)
+ *                     requests are answered only for a process in the cgroup that the
+ *                     admit rule lets in
  *   system            auto picks bpf for the whole machine: the workload's hot
  *                     function and at least two other processes, each with its
  *                     process frame; the collector's own process left out
@@ -267,6 +268,7 @@ static int test_cgroup_files(void)
 			       .unwind_elsewhere = true };
 	TargetFileRequest req;
 	pid_t allowed, refused, outside;
+	uint32_t ns_pid = 0;
 	Collector *c = NULL;
 	int k;
 
@@ -321,6 +323,17 @@ static int test_cgroup_files(void)
 	req.pid = 0x80000001U;
 	k = open_result(c, &req);
 	CHECK(k == -EPERM, "a pid out of range: %s", strerror(-k));
+
+	/* the pid a process knows itself by: the same questions, the same answers */
+	k = collector_namespace_pid(c, (uint32_t)allowed, &ns_pid);
+	CHECK(k == 0 && ns_pid == (uint32_t)allowed, "the admitted process's namespace pid: %s, %u",
+	      strerror(-k), ns_pid);
+	k = collector_namespace_pid(c, (uint32_t)refused, &ns_pid);
+	CHECK(k == -EPERM, "the refused process's namespace pid: %s", strerror(-k));
+	k = collector_namespace_pid(c, (uint32_t)outside, &ns_pid);
+	CHECK(k == -EPERM, "the namespace pid of a process outside the cgroup: %s", strerror(-k));
+	k = collector_namespace_pid(c, 0, &ns_pid);
+	CHECK(k == -EPERM, "the namespace pid of pid 0: %s", strerror(-k));
 
 	collector_free(c);
 	reap(allowed);

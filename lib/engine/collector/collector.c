@@ -775,36 +775,70 @@ const PerfRecordFormat *collector_get_format(const Collector *c)
 }
 
 /*
- * A file of one process of a multi-process target, for a consumer that names
- * the process itself: only while the process is in the target and passes the
- * admit rule, and only if it is still that process once the file is open (a
- * pidfd held across the checks: a pid reused meanwhile is refused).
+ * A process of a multi-process target that a consumer names: only while it is
+ * in the target and passes the admit rule. The pidfd (*ret_pidfd) is held
+ * across the checks and what follows (collector_process_end()), so a pid
+ * reused meanwhile is refused.
  */
+static int collector_process_begin(Collector *c, uint32_t pid, int *ret_pidfd)
+{
+	_cleanup_close_ int pidfd = -1;
+	int r;
+
+	if (!c->target || pid == 0 || pid > INT32_MAX)
+		return -EPERM;
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pidfd < 0)
+		return errno == EINVAL ? -ESRCH : negative_errno();
+	r = sampling_target_has_process(c->target, (pid_t)pid);
+	if (r < 0)
+		return r;
+	if (r == 0 || (c->admit && !c->admit(c->admit_userdata, pid)))
+		return -EPERM;
+	*ret_pidfd = TAKE_FD(pidfd);
+	return 0;
+}
+
+/* Is the process collector_process_begin() checked still the one (it has not exited)? */
+static int collector_process_end(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	if (poll(&p, 1, 0) < 0)
+		return negative_errno();
+	return p.revents & (POLLIN | POLLHUP | POLLNVAL) ? -ESRCH : 0;
+}
+
+/* A file of one process of a multi-process target, for a consumer that names the process. */
 static int collector_open_process_file(Collector *c, const TargetFileRequest *request)
 {
 	_cleanup_close_ int pidfd = -1, fd = -1;
-	struct pollfd p = { .events = POLLIN };
 	int r;
 
-	if (request->pid == 0 || request->pid > INT32_MAX)
-		return -EPERM;
-	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)request->pid, 0);
-	if (pidfd < 0)
-		return errno == EINVAL ? -ESRCH : negative_errno();
-	r = sampling_target_has_process(c->target, (pid_t)request->pid);
+	r = collector_process_begin(c, request->pid, &pidfd);
 	if (r < 0)
 		return r;
-	if (r == 0 || (c->admit && !c->admit(c->admit_userdata, request->pid)))
-		return -EPERM;
 	r = fd = target_file_open(request, &c->file_policy);
+	if (r >= 0)
+		r = collector_process_end(pidfd);
+	return r < 0 ? r : TAKE_FD(fd);
+}
+
+int collector_namespace_pid(Collector *c, uint32_t pid, uint32_t *ret)
+{
+	_cleanup_close_ int pidfd = -1;
+	uint32_t ns_pid;
+	int r;
+
+	r = collector_process_begin(c, pid, &pidfd);
 	if (r < 0)
 		return r;
-	p.fd = pidfd;
-	if (poll(&p, 1, 0) < 0)
-		return negative_errno();
-	if (p.revents & (POLLIN | POLLHUP | POLLNVAL))
-		return -ESRCH;
-	return TAKE_FD(fd);
+	ns_pid = target_namespace_pid(pid);
+	r = collector_process_end(pidfd);
+	if (r < 0)
+		return r;
+	*ret = ns_pid;
+	return 0;
 }
 
 int collector_open_target_file(Collector *c, const TargetFileRequest *request)

@@ -102,6 +102,12 @@ const PerfRecordFormat *collector_get_format(const Collector *c);
  * about any other process is -EPERM, kernel files only with kernel frames.
  */
 int collector_open_target_file(Collector *c, const TargetFileRequest *request);
+/*
+ * A process of a multi-process target (which the consumer names by the pid
+ * of its records): the pid it knows itself by in its own namespace, only
+ * while it is in the target and passes the admit rule (else -EPERM).
+ */
+int collector_namespace_pid(Collector *c, uint32_t pid, uint32_t *ret);
 /* Live counters of the consumer (ignored when they cannot be true). */
 void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos);
 /*

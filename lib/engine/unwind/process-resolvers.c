@@ -20,6 +20,8 @@ struct ProcessResolvers {
 	SymbolCache *own_cache;
 	SharedModules *shared;        /* frame-pointer mode: one module per file for all */
 	ModuleFinder finder;
+	ProcessNamespacePidFn namespace_pid; /* NULL: target_namespace_pid() */
+	void *namespace_pid_userdata;
 	IdTable by_pid;               /* ids: indices into entries */
 	Entry *entries;               /* one per process with a resolver, in no order */
 	size_t n_entries, entries_allocated;
@@ -113,7 +115,8 @@ static int resolver_for(ProcessResolvers *r, uint32_t pid, StackResolver **ret)
 	*e = (Entry){ .pid = pid };
 	/* its perf map is named with the pid it knows itself by (containers) */
 	ro = r->options;
-	ro.ns_pid = target_namespace_pid(pid);
+	ro.ns_pid = r->namespace_pid ? r->namespace_pid(r->namespace_pid_userdata, pid)
+				     : target_namespace_pid(pid);
 	k = stack_resolver_new(&ro, &e->resolver);
 	if (k < 0)
 		return k;
@@ -134,6 +137,13 @@ int process_resolvers_resolve(void *userdata, const PerfSample *sample, const Pr
 	if (k < 0)
 		return k;
 	return stack_resolver_resolve(resolver, sample, maps, profile, ret);
+}
+
+void process_resolvers_set_namespace_pid(ProcessResolvers *r, ProcessNamespacePidFn fn,
+					 void *userdata)
+{
+	r->namespace_pid = fn;
+	r->namespace_pid_userdata = userdata;
 }
 
 void process_resolvers_forget(ProcessResolvers *r, uint32_t pid)

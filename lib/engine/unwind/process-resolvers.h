@@ -32,6 +32,14 @@ void process_resolvers_freep(ProcessResolvers **r);
 int process_resolvers_resolve(void *userdata, const PerfSample *sample, const ProcessMaps *maps,
 			      Profile *profile, SampleStack *ret);
 
+/*
+ * The pid process 'pid' knows itself by (its perf map's name), when the caller
+ * knows better than target_namespace_pid() (a sandbox without /proc asks profd).
+ */
+typedef uint32_t (*ProcessNamespacePidFn)(void *userdata, uint32_t pid);
+void process_resolvers_set_namespace_pid(ProcessResolvers *r, ProcessNamespacePidFn fn,
+					 void *userdata);
+
 /* Drop the resolver of a process whose samples are all resolved (it exited). */
 void process_resolvers_forget(ProcessResolvers *r, uint32_t pid);
 
