@@ -16,6 +16,15 @@
 
 #define BACKLOG_MAGIC 0x676f6c6b63616250ULL /* "Pbacklog" */
 #define BACKLOG_MAX_BYTES (1ULL << 32)
+/*
+ * A record only the backlog writes: the rest of the lap is unused, the next record is at
+ * the data's start. Written when the consumer has caught up past a quarter of the data, so
+ * the records keep to the memfd's first pages while the consumer keeps up: a page the ring
+ * has not reached yet costs a fault, a zeroed page and its freeing at the end (for 16 KiB
+ * stack copies that was most of a session's CPU outside unwinding).
+ */
+#define BACKLOG_REWIND UINT32_MAX
+#define BACKLOG_REWIND_DIVISOR 4
 
 /* The memfd's first page; each side writes only its own fields. */
 typedef struct BacklogControl {
@@ -38,6 +47,7 @@ struct Backlog {
 	uint8_t *data; /* data_size bytes, mapped twice in a row */
 	uint64_t data_size;
 	uint64_t head, tail; /* our own copies: the shared ones are only published */
+	uint64_t rewind_from, rewind_to; /* producer: the latest lap cut short */
 	uint64_t peek_size;
 	uint64_t peak;
 };
@@ -174,15 +184,27 @@ int backlog_push(Backlog *b, const struct perf_event_header *rec, uint64_t limit
 	if (tail < b->tail || tail > b->head)
 		return -EBADMSG;
 	b->tail = tail;
+	if (rec->size < sizeof(*rec) || rec->size % 8 != 0)
+		return -EINVAL;
+	if (tail == b->head && b->head % b->data_size >= b->data_size / BACKLOG_REWIND_DIVISOR) {
+		/* empty: the lap's unused rest counts as used until the consumer passes it */
+		struct perf_event_header rewind = { .type = BACKLOG_REWIND, .size = sizeof(rewind) };
+
+		memcpy(b->data + b->head % b->data_size, &rewind, sizeof(rewind));
+		b->rewind_from = b->head;
+		b->head += b->data_size - b->head % b->data_size;
+		b->rewind_to = b->head;
+	}
 	used = b->head - tail;
 	if (limit > b->data_size)
 		limit = b->data_size;
-	if (rec->size < sizeof(*rec) || rec->size % 8 != 0)
-		return -EINVAL;
 	if (used + rec->size > limit)
 		return -ENOBUFS;
 	memcpy(b->data + b->head % b->data_size, rec, rec->size);
 	b->head += rec->size;
+	/* the peak is of records held, not of a lap's skipped rest */
+	if (tail < b->rewind_to)
+		used -= b->rewind_to - b->rewind_from;
 	if (used + rec->size > b->peak)
 		b->peak = used + rec->size;
 	atomic_store_explicit(&b->control->head, b->head, memory_order_release);
@@ -242,6 +264,16 @@ int backlog_peek(Backlog *b, const struct perf_event_header **ret)
 	if (avail == 0)
 		return 0;
 	rec = (const struct perf_event_header *)(b->data + b->tail % b->data_size);
+	if (rec->type == BACKLOG_REWIND) {
+		uint64_t skip = b->data_size - b->tail % b->data_size;
+
+		/* written only past a lap's first quarter: one rewind, never two in a row */
+		if (rec->size != sizeof(*rec) || skip == b->data_size || skip > avail)
+			return -EBADMSG;
+		b->tail += skip;
+		atomic_store_explicit(&b->control->tail, b->tail, memory_order_release);
+		return backlog_peek(b, ret);
+	}
 	b->peek_size = rec->size;
 	if (b->peek_size < sizeof(*rec) || b->peek_size % 8 != 0 || b->peek_size > avail)
 		return -EBADMSG;

@@ -10,6 +10,10 @@
  * be another process (the sandboxed unwinder) as well as a thread.
  *
  * Records carry their own size (perf_event_header.size, 8-byte multiples).
+ * Past a quarter of the data, the producer goes back to the data's start
+ * whenever the consumer has caught up (a record of the backlog's own, which
+ * peek skips): while the consumer keeps up, the records stay in the memfd's
+ * first pages.
  * Each record has a time; the consumer takes a record only once its time is
  * at or below the watermark the producer publishes (the last moment the
  * target was known to be allowed), and once the producer closed the backlog,
