@@ -3,8 +3,11 @@
 """bench-cost: what profiling costs, profd through its daemon against perf, in one run (#14).
 
 Starts a private dbus-daemon and profd on it (state in a temporary directory), then:
-- profd cold and warm: a session of workload-split (THREADS busy threads, HZ, SECONDS)
-  on profd's first sight of the binary, then WARM more on fresh processes of it; CPU is
+- profd first, cold and warm: a session of workload-split (THREADS busy threads, HZ,
+  SECONDS) as profd's first session (nothing in its state directory, no unwinder helper
+  running yet), then COLD sessions each on a fresh copy of the binary (a file profd has
+  never seen: its own stack copy and names to learn, while the system libraries are
+  known), then WARM more on fresh processes of the first binary; CPU is
   what profd and its unwinder helpers used from the session's start until it is
   completed (sampling, unwinding, the files written at finish), divided by the samples
   the session kept. profd runs in a cgroup of its own (cgroup v2 cpu.stat usage_usec:
@@ -22,7 +25,7 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
   record -F HZ --call-graph dwarf`, runs interleaved, medians;
 - scaling: profd's warm CPU per sample with 1, 8 and 64 busy threads;
 - with --long SECONDS: one session that long, the RSS of profd and its helpers every 10 s;
-- with --baseline-profd PATH: the same cold and warm sessions through another profd build
+- with --baseline-profd PATH: the same first, cold and warm sessions through another profd build
   (e.g. main before a change) in the same run, each warm session beside one of the build
   under test, so that both see the same load.
 Every profd row says the stack copy its sessions made (adaptive stack copy: the first
@@ -34,6 +37,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -142,6 +146,12 @@ class Daemon:
         self.bus.kill()
         self.bus.wait()
         if self.cgroup:
+            # the helpers die with profd (PDEATHSIG), a moment after it
+            for _ in range(100):
+                with open(os.path.join(self.cgroup, 'cgroup.procs')) as f:
+                    if not f.read().strip():
+                        break
+                time.sleep(0.05)
             os.rmdir(self.cgroup)
 
     def busctl(self, *args, check=True):
@@ -250,6 +260,16 @@ def profd_session(d, workload, threads, seconds, hz):
             'us': cpu / samples * 1e6, 'collector_us': metrics['collector_cpu_nanos'] / samples / 1e3}
 
 
+def cold_session(d, workload, threads, seconds, hz, n):
+    """A session on a fresh copy of workload (a new file: never seen by profd)."""
+    copy = os.path.join(d.tmp, 'cold-%d-%s' % (n, os.path.basename(workload)))
+    shutil.copy(workload, copy)
+    try:
+        return profd_session(d, copy, threads, seconds, hz)
+    finally:
+        os.unlink(copy)
+
+
 def children_cpu():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
@@ -345,6 +365,7 @@ def main():
     ap.add_argument('--hz', type=int, default=999)
     ap.add_argument('--seconds', type=float, default=4)
     ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--cold', type=int, default=3)
     ap.add_argument('--warm', type=int, default=3)
     ap.add_argument('--slowdown-runs', type=int, default=3)
     ap.add_argument('--fixed-work-millions', type=int, default=150)
@@ -367,8 +388,14 @@ def main():
         print('load average at start: %s; profd CPU from %s' % (
             open('/proc/loadavg').read().split()[0],
             'its cgroup' if d.cgroup else '/proc/PID/stat (clock ticks)'))
-        cold = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
-        base_cold = base and profd_session(base, a.workload_split, a.threads, a.seconds, a.hz)
+        first = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
+        base_first = base and profd_session(base, a.workload_split, a.threads, a.seconds, a.hz)
+        cold, base_cold = [], []
+        for i in range(a.cold):
+            cold.append(cold_session(d, a.workload_split, a.threads, a.seconds, a.hz, i))
+            if base:
+                base_cold.append(cold_session(base, a.workload_split, a.threads, a.seconds,
+                                              a.hz, i))
         warm, base_warm = [], []
         for _ in range(a.warm):
             warm.append(profd_session(d, a.workload_split, a.threads, a.seconds, a.hz))
@@ -383,20 +410,28 @@ def main():
         restartup = d.start_profd()
         restart = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
         warm_us = statistics.median(w['us'] for w in warm)
+        cold_us = cold and statistics.median(c['us'] for c in cold)
 
         print('\n%d busy threads, %d Hz, %.0f s sessions' % (a.threads, a.hz, a.seconds))
         print('%-34s %10s %9s %8s %8s %12s %7s' % ('', 'CPU/sample', 'vs perf', 'samples',
                                                    'dropped', 'collector', 'copy'))
-        rows = [('profd cold (first session)', cold), ('profd after restart', restart)]
+        rows = [('profd first session (fresh state)', first), ('profd after restart', restart)]
+        rows += [('profd cold %d (never-seen copy)' % (i + 1), c) for i, c in enumerate(cold)]
         rows += [('profd warm %d' % (i + 1), w) for i, w in enumerate(warm)]
-        if base_cold:
-            rows += [('baseline cold', base_cold)]
+        if base_first:
+            rows += [('baseline first session', base_first)]
+            rows += [('baseline cold %d' % (i + 1), c) for i, c in enumerate(base_cold)]
             rows += [('baseline warm %d' % (i + 1), w) for i, w in enumerate(base_warm)]
         for name, r in rows:
             print('%-34s %8.1f us %9.3f %8d %8d %9.1f us %7d' % (
                 name, r['us'], r['us'] / perf['us'], r['samples'], r['dropped'], r['collector_us'],
                 r['copy']))
+        if cold:
+            print('%-34s %8.1f us %9.3f' % ('profd cold, median', cold_us, cold_us / perf['us']))
         print('%-34s %8.1f us %9.3f' % ('profd warm, median', warm_us, warm_us / perf['us']))
+        if base_cold:
+            base_us = statistics.median(c['us'] for c in base_cold)
+            print('%-34s %8.1f us %9.3f' % ('baseline cold, median', base_us, base_us / perf['us']))
         if base_warm:
             base_us = statistics.median(w['us'] for w in base_warm)
             print('%-34s %8.1f us %9.3f' % ('baseline warm, median', base_us, base_us / perf['us']))
@@ -404,8 +439,8 @@ def main():
                                               perf['samples'], perf['dropped']))
         print('%-34s %8.1f us' % ('  perf record', perf['record_us']))
         print('%-34s %8.1f us' % ('  perf report', perf['report_us']))
-        print('profd collector (drain + unwind threads) per sample: cold %.1f us, warm %.1f us'
-              % (cold['collector_us'], statistics.median(w['collector_us'] for w in warm)))
+        print('profd collector (drain + unwind threads) per sample: first %.1f us, warm %.1f us'
+              % (first['collector_us'], statistics.median(w['collector_us'] for w in warm)))
         print('restart cold / warm = %.2f' % (restart['us'] / warm_us))
         print('profd start-up CPU (once, before any session): first start %.1f ms, restart %.1f ms'
               % (startup * 1e3, restartup * 1e3))
