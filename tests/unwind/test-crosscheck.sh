@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # profd against perf on programs Debian ships (and a Go program): each is
-# profiled by `profctl record --local` and `perf record --call-graph dwarf`
-# at once, on the same pid over the same seconds, and crosscheck.py compares
-# the named-leaf share, the share of stacks reaching a root and the leaf
+# profiled through the daemon (`profctl record` on a private bus, stacks
+# named by its sandboxed unwinder) and by `perf record --call-graph dwarf` at
+# once, on the same pid over the same seconds, and crosscheck.py compares the
+# named-leaf share, the share of stacks reaching a root and the leaf
 # distributions. Prints the table BENCHMARKS.md shows.
-# usage: test-crosscheck.sh PROFCTL PERF CROSSCHECK.PY GO_HOT.GO
-set -eu
-source "$(dirname "$0")/../test-util.sh"
+# usage: test-crosscheck.sh PROFCTL PERF CROSSCHECK.PY GO_HOT.GO (PROFD in the environment)
+source "$(dirname "$0")/../daemon/lib.sh"
 profctl=$1
 perf=$2
 crosscheck=$3
@@ -17,15 +17,9 @@ seconds=${CROSSCHECK_SECONDS:-5}
 python=/usr/bin/python3
 perl=/usr/bin/perl
 
-tmp=$(mktemp -d /tmp/profd-crosscheck-XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+tmp=$T
+start_bus
+start_profd
 
 # The workloads: each runs far longer than the windows, and is killed after.
 GOCACHE=$tmp/gocache HOME=$tmp CGO_ENABLED=0 go build -o "$tmp/go-hot" "$go_source"
@@ -63,9 +57,9 @@ start() {
 	shift 2
 	"$@" &
 	pid=$!
-	pids+=("$pid")
+	CHILDREN+=("$pid")
 	wait_until 30 runs_program "$pid" "$program" && wait_until 30 has_run "$pid" 5 ||
-		{ echo "FAIL: $name did not start" >&2; exit 1; }
+		fail "$name did not start"
 }
 
 # compare NAME: profile $pid with both at once for $seconds, then compare
@@ -75,9 +69,9 @@ compare() {
 	"$perf" record -q -F 999 --call-graph dwarf -o "$tmp/$name.data" -p "$pid" -- \
 		sleep "$seconds" >/dev/null 2>"$tmp/$name.perf-err" &
 	perf_pid=$!
-	"$profctl" --local record -p "$pid" -d "$seconds" -F 999 --no-kernel -f folded \
-		>"$tmp/$name.folded"
-	wait "$perf_pid" || { echo "FAIL: perf record of $name failed:" >&2; cat "$tmp/$name.perf-err" >&2; exit 1; }
+	"$profctl" --address="$BUS" record -p "$pid" -d "$seconds" -F 999 --no-kernel -f folded \
+		>"$tmp/$name.folded" || fail "profctl record of $name failed"
+	wait "$perf_pid" || fail "perf record of $name failed: $(cat "$tmp/$name.perf-err")"
 	kill "$pid"
 	"$perf" script -i "$tmp/$name.data" -F comm,tid,ip,sym,dso >"$tmp/$name.script" 2>/dev/null
 	"$python" "$crosscheck" --check "$name" "$tmp/$name.folded" "$tmp/$name.script" || failed=1
@@ -95,7 +89,7 @@ compare "openssl speed"
 start perl "$perl" "$perl" -e "$perl_loop"
 compare perl
 base64 /dev/urandom >"$tmp/bzip2-in" &
-pids+=("$!")
+CHILDREN+=("$!")
 start bzip2 /usr/bin/bzip2 bash -c "exec bzip2 -9 <\"\$1\" >/dev/null" bzip2 "$tmp/bzip2-in"
 compare bzip2
 start go "$tmp/go-hot" "$tmp/go-hot" 600
