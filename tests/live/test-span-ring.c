@@ -5,9 +5,10 @@
  * them back (nested spans, two threads, a reader that falls behind counts
  * what it lost); a program that scribbles over its ring spoils only what it
  * wrote and is counted; a forked child writes nothing; the join labels
- * samples with the innermost stage and the state of their time, counts the
- * hottest functions, and labels and markers survive the profile file and
- * filter the profile.
+ * samples with the innermost stage and the state of their time (the same
+ * stage a scan of every span finds, for spans and samples in any order),
+ * counts the hottest functions, and labels and markers survive the profile
+ * file and filter the profile.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -480,6 +481,108 @@ static void test_join(void)
 	}
 }
 
+/* xorshift64: the same spans and samples every run */
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* The innermost span of 'tid' at 't' by a scan of all of them (latest begun, then shortest), or -1. */
+static ssize_t innermost_by_scan(const SpanLog *log, uint32_t tid, uint64_t t)
+{
+	ssize_t best = -1;
+
+	for (size_t k = 0; k < log->n_intervals; k++) {
+		const SpanInterval *iv = &log->intervals[k];
+
+		if (iv->tid != tid || iv->begin_ns > t || iv->end_ns < t)
+			continue;
+		if (best < 0 || iv->begin_ns > log->intervals[best].begin_ns ||
+		    (iv->begin_ns == log->intervals[best].begin_ns &&
+		     iv->end_ns < log->intervals[best].end_ns))
+			best = (ssize_t)k;
+	}
+	return best;
+}
+
+/*
+ * Stages back to back on three threads (some nested in a span of the whole
+ * chunk, some with gaps), the spans in no order, samples anywhere (on a
+ * boundary too) in no order: each sample gets the stage a scan of every span
+ * gives it.
+ */
+static void test_join_matches_scan(void)
+{
+	static const uint32_t tids[] = { 30, 7, 12 };
+	_cleanup_profile_ Profile *p = NULL;
+	_cleanup_free_ SpanInterval *iv = NULL;
+	uint32_t names[_STAGE_MAX];
+	uint64_t x = 0x2545f4914f6cdd1dULL, per_stage[_STAGE_MAX] = {}, unstaged = 0;
+	SpanLog log = {};
+	StageJoin j;
+	size_t mismatches = 0;
+
+	iv = calloc(ELEMENTSOF(tids) * 40 * 5, sizeof(*iv));
+	CHECK(iv && profile_new(&p) == 0, "allocation");
+	if (!iv || !p)
+		return;
+	for (size_t t = 0; t < ELEMENTSOF(tids); t++) {
+		uint64_t now = 1000000 + next_random(&x) % 1000;
+
+		for (int c = 0; c < 40; c++) {
+			uint64_t chunk_begin = now;
+
+			for (Stage s = STAGE_SOURCE_READ; s < STAGE_SOURCE_READ + 4; s++) {
+				uint64_t d = 1 + next_random(&x) % 500;
+
+				iv[log.n_intervals++] = (SpanInterval){ .begin_ns = now, .end_ns = now + d,
+									.tid = tids[t], .stage = s };
+				now += d + (next_random(&x) % 3 == 0 ? next_random(&x) % 50 : 0);
+			}
+			if (next_random(&x) % 2)
+				iv[log.n_intervals++] = (SpanInterval){ .begin_ns = chunk_begin, .end_ns = now,
+									.tid = tids[t], .stage = STAGE_DECODE };
+		}
+	}
+	for (size_t i = log.n_intervals; i > 1; i--) {
+		size_t k = next_random(&x) % i;
+		SpanInterval swap = iv[i - 1];
+
+		iv[i - 1] = iv[k];
+		iv[k] = swap;
+	}
+	log.intervals = iv;
+	for (int i = 0; i < 3000; i++) {
+		const SpanInterval *at = &iv[next_random(&x) % log.n_intervals];
+		uint64_t r = next_random(&x) % 8, t = r == 0 ? at->begin_ns : r == 1 ? at->end_ns
+						   : at->begin_ns + next_random(&x) % (at->end_ns - at->begin_ns + 60);
+
+		CHECK(profile_add_sample(p, at->tid, t - 1000, PROFILE_NONE) == 0, "sample");
+	}
+	CHECK(stage_join(p, &log, 1000, &j) == 0, "join");
+	for (Stage s = 0; s < _STAGE_MAX; s++)
+		profile_intern_string(p, stage_to_string(s), &names[s]);
+	for (size_t i = 0; i < p->n_samples; i++) {
+		ssize_t k = innermost_by_scan(&log, p->samples[i].tid, 1000 + p->samples[i].time_ns);
+
+		if (k < 0)
+			unstaged++;
+		else
+			per_stage[iv[k].stage]++;
+		mismatches += profile_sample_label(p, i, 0) != (k < 0 ? PROFILE_NONE : names[iv[k].stage]);
+	}
+	CHECK(mismatches == 0, "%zu of %zu samples labelled unlike a scan of the spans", mismatches,
+	      p->n_samples);
+	CHECK(j.unstaged.samples == unstaged && unstaged > 0, "%lu unstaged, the scan says %lu",
+	      j.unstaged.samples, unstaged);
+	for (Stage s = 0; s < _STAGE_MAX; s++)
+		CHECK(j.stages[s].samples == per_stage[s], "stage %s: %lu samples, the scan says %lu",
+		      stage_to_string(s), j.stages[s].samples, per_stage[s]);
+}
+
 int main(void)
 {
 	test_session_into_ring();
@@ -489,5 +592,6 @@ int main(void)
 	test_fork();
 	test_hostile_ring();
 	test_join();
+	test_join_matches_scan();
 	return test_result();
 }
