@@ -6,8 +6,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hash.h"
+#include "id-table.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessMaps *, process_maps_free);
 
@@ -26,8 +28,7 @@ struct SharedModules {
 	uint32_t owner;
 	SharedModule *modules;
 	size_t n, allocated;
-	uint32_t *slots; /* open addressing: index + 1 into modules, 0 empty */
-	size_t mask;
+	IdTable by_file; /* ids: indices into modules */
 };
 
 SharedModules *shared_modules_free(SharedModules *m)
@@ -37,7 +38,7 @@ SharedModules *shared_modules_free(SharedModules *m)
 	for (size_t i = 0; i < m->n; i++)
 		address_space_free(m->modules[i].space);
 	free(m->modules);
-	free(m->slots);
+	id_table_done(&m->by_file);
 	free(m);
 	return NULL;
 }
@@ -76,53 +77,38 @@ static uint64_t key_hash(uint64_t inode, uint32_t major, uint32_t minor, bool vd
 	return hash_combine(hash_combine(hash_finalize(inode), (uint64_t)major << 32 | minor), vdso);
 }
 
-static size_t slot_of(const SharedModules *m, const ProcessMapping *map)
+static uint64_t module_hash(const void *userdata, uint32_t id)
 {
-	bool vdso = is_vdso(map);
-	size_t i = key_hash(map->inode, map->dev_major, map->dev_minor, vdso) & m->mask;
+	const SharedModules *m = userdata;
+	const SharedModule *s = &m->modules[id];
 
-	for (; m->slots[i]; i = (i + 1) & m->mask) {
-		const SharedModule *s = &m->modules[m->slots[i] - 1];
-
-		if (s->vdso == vdso && (vdso || (s->inode == map->inode &&
-						 s->dev_major == map->dev_major &&
-						 s->dev_minor == map->dev_minor)))
-			break;
-	}
-	return i;
+	return key_hash(s->inode, s->dev_major, s->dev_minor, s->vdso);
 }
 
-static int grow(SharedModules *m)
+typedef struct FileKey {
+	const SharedModules *modules;
+	const ProcessMapping *map;
+	bool vdso;
+} FileKey;
+
+static bool module_is(const void *userdata, uint32_t id)
 {
-	size_t size = m->slots ? (m->mask + 1) * 2 : 64;
-	uint32_t *slots;
+	const FileKey *k = userdata;
+	const SharedModule *s = &k->modules->modules[id];
 
-	if (m->n >= m->allocated) {
-		size_t want = m->allocated ? m->allocated * 2 : 32;
-		SharedModule *a = reallocarray(m->modules, want, sizeof(*a));
+	return s->vdso == k->vdso && (k->vdso || (s->inode == k->map->inode &&
+						  s->dev_major == k->map->dev_major &&
+						  s->dev_minor == k->map->dev_minor));
+}
 
-		if (!a)
-			return -ENOMEM;
-		m->modules = a;
-		m->allocated = want;
-	}
-	if (m->slots && (m->n + 1) * 2 <= m->mask + 1)
-		return 0;
-	slots = calloc(size, sizeof(uint32_t));
-	if (!slots)
-		return -ENOMEM;
-	free(m->slots);
-	m->slots = slots;
-	m->mask = size - 1;
-	for (size_t i = 0; i < m->n; i++) {
-		const SharedModule *s = &m->modules[i];
-		size_t j = key_hash(s->inode, s->dev_major, s->dev_minor, s->vdso) & m->mask;
+/* true: the module of the file 'map' maps is at *ret_slot; false: *ret_slot is where it goes. */
+static bool find(const SharedModules *m, const ProcessMapping *map, uint32_t *ret_slot)
+{
+	bool vdso = is_vdso(map);
 
-		while (m->slots[j])
-			j = (j + 1) & m->mask;
-		m->slots[j] = (uint32_t)i + 1;
-	}
-	return 0;
+	return m->by_file.slots &&
+	       id_table_find(&m->by_file, key_hash(map->inode, map->dev_major, map->dev_minor, vdso),
+			     module_is, &(FileKey){ m, map, vdso }, ret_slot);
 }
 
 /*
@@ -180,22 +166,25 @@ Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64
 	SharedModules *m = userdata;
 	const ProcessMapping *map = process_maps_find(maps, addr);
 	const SharedModule *s;
-	size_t first, end, slot;
+	size_t first, end;
+	uint32_t slot;
 
 	*ret_addr = addr;
 	if (!map || !map->path || !(map->prot & PROT_EXEC) || (map->path[0] != '/' && !is_vdso(map)))
 		return NULL;
 	file_run(maps, (size_t)(map - maps->mappings), &first, &end);
-	if (!m->slots || !m->slots[slot = slot_of(m, map)]) {
+	if (!find(m, map, &slot)) {
 		SharedModule loaded;
 
-		if (grow(m) < 0 || load_module(m, maps, first, end, &loaded) < 0)
+		if (id_table_reserve(&m->by_file, 1, module_hash, m) < 0 ||
+		    ARRAY_RESERVE(m->modules, m->allocated, m->n + 1, 32) < 0 ||
+		    load_module(m, maps, first, end, &loaded) < 0)
 			return NULL;
 		m->modules[m->n] = loaded;
-		m->slots[slot_of(m, map)] = (uint32_t)++m->n;
-		slot = slot_of(m, map);
+		(void)find(m, map, &slot); /* the empty slot, as the table is now */
+		id_table_insert(&m->by_file, slot, (uint32_t)m->n++);
 	}
-	s = &m->modules[m->slots[slot] - 1];
+	s = &m->modules[m->by_file.slots[slot]];
 	if (!s->space)
 		return NULL;
 	/* the same file bytes, where the module has them */
