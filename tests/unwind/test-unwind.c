@@ -1267,6 +1267,7 @@ int main(int argc, char **argv)
 		int (*run)(char **args);
 	} tests[] = {
 		{ "split", 1, test_split },       { "split-nopie", 1, test_split },
+		{ "split-static", 1, test_split },
 		{ "remap", 1, test_remap },       { "cxx", 1, test_cxx },
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
 		{ "jitdump", 1, test_jitdump },       { "jit-late", 1, test_jit_late },
