@@ -10,6 +10,7 @@
 
 #include "atomic-file.h"
 #include "cleanup.h"
+#include "parse-number.h"
 
 #define SESSION_FILE_MAX (64 * 1024)
 
@@ -77,16 +78,12 @@ int session_file_write(int dir_fd, const SessionProperties *p)
 	return write_file_atomic(dir_fd, SESSION_FILE, buf, size);
 }
 
-static int parse_u64(const char *v, uint64_t max, uint64_t *ret)
+/* A number of at most 'max'; anything else makes the file invalid (-EINVAL). */
+static int parse_at_most(const char *v, uint64_t max, uint64_t *ret)
 {
-	unsigned long long x;
-	char *end;
+	uint64_t x;
 
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (errno || *end || x > max)
+	if (parse_u64(v, &x) < 0 || x > max)
 		return -EINVAL;
 	*ret = x;
 	return 0;
@@ -104,17 +101,17 @@ static int read_value(const SessionFileKey *k, const char *v, const char *id,
 		/* the directory names the session: the file must agree */
 		return strcmp(v, id) == 0 ? 0 : -EINVAL;
 	case SESSION_FIELD_U32:
-		r = parse_u64(v, UINT32_MAX, &x);
+		r = parse_at_most(v, UINT32_MAX, &x);
 		if (r == 0)
 			*(uint32_t *)field = (uint32_t)x;
 		return r;
 	case SESSION_FIELD_U64:
-		r = parse_u64(v, UINT64_MAX, &x);
+		r = parse_at_most(v, UINT64_MAX, &x);
 		if (r == 0)
 			*(uint64_t *)field = x;
 		return r;
 	case SESSION_FIELD_BOOL:
-		r = parse_u64(v, 1, &x);
+		r = parse_at_most(v, 1, &x);
 		if (r == 0)
 			*(bool *)field = x;
 		return r;

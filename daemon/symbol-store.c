@@ -15,6 +15,7 @@
 #include "array.h"
 #include "atomic-file.h"
 #include "cleanup.h"
+#include "parse-number.h"
 
 #define SYMBOLS_DIR "symbols"
 #define SHARED_DIR "shared"
@@ -46,18 +47,13 @@ static void scope_name(uint32_t scope, char ret[16])
 /* "shared", or a uid in canonical decimal */
 static bool parse_scope(const char *name, uint32_t *ret)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
 	if (strcmp(name, SHARED_DIR) == 0) {
 		*ret = SYMBOL_SCOPE_SHARED;
 		return true;
 	}
-	if (name[0] < '0' || name[0] > '9' || (name[0] == '0' && name[1]))
-		return false;
-	errno = 0;
-	v = strtoul(name, &end, 10);
-	if (errno || *end || v >= SYMBOL_SCOPE_SHARED)
+	if ((name[0] == '0' && name[1]) || parse_u64(name, &v) < 0 || v >= SYMBOL_SCOPE_SHARED)
 		return false;
 	*ret = (uint32_t)v;
 	return true;
