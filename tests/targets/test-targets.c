@@ -243,6 +243,15 @@ static TargetFileRequest executable_request(pid_t pid)
 	return req;
 }
 
+/* Has the collector drained samples (so the records before them too)? */
+static bool sampled(void *userdata)
+{
+	SamplingMetrics m;
+
+	collector_get_metrics(userdata, &m);
+	return m.samples_captured > 0;
+}
+
 /* What collector_open_target_file() gave: the errno, or 0 for a descriptor (closed). */
 static int open_result(Collector *c, const TargetFileRequest *req)
 {
@@ -335,9 +344,24 @@ static int test_cgroup_files(void)
 	k = collector_namespace_pid(c, 0, &ns_pid);
 	CHECK(k == -EPERM, "the namespace pid of pid 0: %s", strerror(-k));
 
-	collector_free(c);
+	/* a process gone before the consumer asks: the file its records mapped, only that one */
+	k = collector_start(c);
+	CHECK(k == 0, "collector_start: %s", strerror(-k));
+	CHECK(test_wait_until(60, sampled, c), "no samples of the cgroup");
+	req = executable_request(allowed);
 	reap(allowed);
 	reap(refused);
+	k = open_result(c, &req);
+	CHECK(k == 0, "the executable of the admitted process, gone: %s", strerror(-k));
+	req.inode ^= 1;
+	k = open_result(c, &req);
+	CHECK(k < 0, "another file than the one it mapped, gone: %s", strerror(-k));
+	req = executable_request(outside);
+	req.pid = (uint32_t)refused; /* its records never came */
+	k = open_result(c, &req);
+	CHECK(k < 0, "the executable of the refused process, gone: %s", strerror(-k));
+
+	collector_free(c);
 	reap(outside);
 	sampling_target_free(target);
 	return test_result();

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "dwarf-unwind.h"
 #include "perf-event.h"
 #include "process-resolvers.h"
+#include "process-table.h"
 #include "profile-builder.h"
 #include "target-file-cache.h"
 #include "recorded-files.h"
@@ -27,6 +30,12 @@
 
 /* The default cap absorbs a one-second unwind stall at this rate on every CPU. */
 #define BACKLOG_DEFAULT_HZ 999U
+/*
+ * Processes whose mappings a session unwound elsewhere keeps for when they are
+ * gone (a few KiB each): a cgroup that forks without end cannot grow profd's
+ * memory without end; later processes are named only while they run.
+ */
+#define RECORDED_PROCESSES_MAX 4096U
 /* Records the unwinder must not miss (mappings, names) may use this last part; samples not. */
 #define BACKLOG_RESERVE_DIVISOR 16
 
@@ -49,6 +58,10 @@ struct Collector {
 	const SamplingTarget *target;
 	ProcessAdmitFn admit;
 	void *admit_userdata;
+	/* ... and its processes' mappings as the records told (the drain thread's, under
+	 * recorded_lock): files of a process gone before the consumer asked for them */
+	ProcessTable *recorded;
+	pthread_mutex_t recorded_lock;
 	ProfileBuilder *builder;      /* NULL when the backlog is consumed elsewhere */
 	BacklogConsumer *consumer;
 	Backlog *backlog;
@@ -139,6 +152,33 @@ static void collector_note_mapping(Collector *c, const PerfRecordMmap2 *m)
 	(void)target_file_cache_note_mapping(c->file_cache, m->pid, &mapping);
 }
 
+/* Keep what a record says of a process's mappings, up to RECORDED_PROCESSES_MAX processes. */
+static void collector_record_process(Collector *c, const PerfRecord *rec)
+{
+	uint32_t pid;
+
+	switch (rec->type) {
+	case PERF_RECORD_MMAP2:
+		pid = rec->mmap2.pid;
+		break;
+	case PERF_RECORD_COMM:
+		pid = rec->comm.pid;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		pid = rec->task.pid;
+		break;
+	default:
+		return;
+	}
+	pthread_mutex_lock(&c->recorded_lock);
+	/* a table that cannot grow only misses files of processes that exit early */
+	if (process_table_find(c->recorded, pid) ||
+	    process_table_size(c->recorded) < RECORDED_PROCESSES_MAX)
+		(void)process_table_apply(c->recorded, rec);
+	pthread_mutex_unlock(&c->recorded_lock);
+}
+
 static int collector_push(void *userdata, const struct perf_event_header *raw, const PerfRecord *rec)
 {
 	Collector *c = userdata;
@@ -147,6 +187,8 @@ static int collector_push(void *userdata, const struct perf_event_header *raw, c
 		collector_note_mapping(c, &rec->mmap2);
 	if (rec->type == PERF_RECORD_COMM && rec->comm.exec)
 		__atomic_store_n(&c->target_execed, true, __ATOMIC_RELAXED);
+	if (c->recorded)
+		collector_record_process(c, rec);
 
 	return backlog_push(c->backlog, raw,
 			    rec->type == PERF_RECORD_SAMPLE ? c->sample_limit : UINT64_MAX);
@@ -343,6 +385,8 @@ Collector *collector_free(Collector *c)
 	process_resolvers_free(c->resolvers);
 	stack_resolver_free(c->resolver);
 	target_file_cache_free(c->file_cache);
+	process_table_free(c->recorded);
+	pthread_mutex_destroy(&c->recorded_lock);
 	profile_builder_free(c->builder);
 	backlog_free(c->backlog);
 	safe_close(c->done_fd);
@@ -517,6 +561,7 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 		return -ENOMEM;
 	c->done_fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->recorded_lock, NULL);
 	pthread_cond_init(&c->wake_drain, NULL);
 	c->check = options->check;
 	c->check_userdata = options->check_userdata;
@@ -547,6 +592,11 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 		c->target = so.target;
 		c->admit = so.admit;
 		c->admit_userdata = so.admit_userdata;
+		if (c->elsewhere) {
+			r = process_table_new(&c->recorded);
+			if (r < 0)
+				return r;
+		}
 	}
 	/* one process: its files opened as it maps them (many: recorded-files.h) */
 	if (!options->resolver.files && !options->sampling.resolve && !c->target) {
@@ -809,6 +859,48 @@ static int collector_process_end(int pidfd)
 	return p.revents & (POLLIN | POLLHUP | POLLNVAL) ? -ESRCH : 0;
 }
 
+/*
+ * The file a process that is gone mapped at the request's address, as its
+ * MMAP2 record (which came only because it was admitted) gave it: only ever
+ * that very file (device and inode), whatever the pid is now.
+ */
+static int collector_open_recorded_file(Collector *c, const TargetFileRequest *request)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	const ProcessMapping *found;
+	ProcessMapping m = {};
+	bool match;
+	struct stat st;
+
+	if (request->kind != TARGET_FILE_MAPPED)
+		return -ESRCH;
+	pthread_mutex_lock(&c->recorded_lock);
+	found = process_table_find_mapping(c->recorded, request->pid, request->address);
+	match = found && (request->inode == 0 ||
+			  (found->inode == request->inode && found->dev_major == request->dev_major &&
+			   found->dev_minor == request->dev_minor));
+	if (match) {
+		m = *found;
+		m.path = NULL;
+		path = strdup(found->path);
+	}
+	pthread_mutex_unlock(&c->recorded_lock);
+	if (!match)
+		return -ESRCH;
+	if (!path)
+		return -ENOMEM;
+	fd = target_file_open_mapped(request->pid, &m, path);
+	if (fd < 0)
+		return fd;
+	/* a reused pid's map_files could name another file: only the recorded one leaves */
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (st.st_ino != m.inode || st.st_dev != makedev(m.dev_major, m.dev_minor))
+		return -EPERM;
+	return TAKE_FD(fd);
+}
+
 /* A file of one process of a multi-process target, for a consumer that names the process. */
 static int collector_open_process_file(Collector *c, const TargetFileRequest *request)
 {
@@ -816,11 +908,13 @@ static int collector_open_process_file(Collector *c, const TargetFileRequest *re
 	int r;
 
 	r = collector_process_begin(c, request->pid, &pidfd);
-	if (r < 0)
-		return r;
-	r = fd = target_file_open(request, &c->file_policy);
+	if (r >= 0)
+		r = fd = target_file_open(request, &c->file_policy);
 	if (r >= 0)
 		r = collector_process_end(pidfd);
+	/* gone (or no longer mapping it): what its records said, if it was in the session */
+	if ((r == -ESRCH || r == -ENOENT) && c->recorded)
+		return collector_open_recorded_file(c, request);
 	return r < 0 ? r : TAKE_FD(fd);
 }
 
