@@ -316,6 +316,27 @@ static int test_remap_before_start(char **args)
 	return remap_scenario(args, true);
 }
 
+/*
+ * C++ exceptions: samples taken while libgcc unwinds a throw (under
+ * __cxa_throw and _Unwind_RaiseException) walk back through those
+ * libraries' CFI to main like the rest.
+ */
+static int test_cxx_throw(char **args)
+{
+	char *argv[] = { args[0], (char *)"2.5", NULL };
+	static const char *const busy[] = { "throw_hot(unsigned long)", NULL };
+	static const char *const raising[] = { "_Unwind_RaiseException", NULL };
+	HarnessRun run = { .seconds = 1.5 };
+	HarnessResult res;
+
+	profile_workload(argv, &run, &res);
+	check_reach(res.profile, busy, main_roots, 0.95);
+	/* the throws themselves: named, and just as complete */
+	check_reach(res.profile, raising, main_roots, 0.95);
+	harness_result_done(&res);
+	return 0;
+}
+
 /* "xx/yyyy" of a file's GNU build-id. */
 static int build_id_path(const char *file, char *ret, size_t size)
 {
@@ -1267,7 +1288,7 @@ int main(int argc, char **argv)
 		int (*run)(char **args);
 	} tests[] = {
 		{ "split", 1, test_split },       { "split-nopie", 1, test_split },
-		{ "split-static", 1, test_split },
+		{ "split-static", 1, test_split },   { "cxx-throw", 1, test_cxx_throw },
 		{ "remap", 1, test_remap },       { "cxx", 1, test_cxx },
 		{ "stripped", 2, test_stripped }, { "jit", 1, test_jit },
 		{ "jitdump", 1, test_jitdump },       { "jit-late", 1, test_jit_late },
