@@ -5,7 +5,7 @@
 # whole machine, the Target property, the run's identity and the cgroup's
 # resources; option errors; and who may profile what (DESIGN.md §8) as uid
 # 65534 and uid 2: its own cgroup below user@UID.service (two processes in
-# it) is profiled, named by the user's sandboxed unwinder; root's cgroup,
+# it, one started mid-session) is profiled, named by the user's sandboxed unwinder; root's cgroup,
 # another user's, an undelegated one and the whole machine are AccessDenied.
 source "$(dirname "$0")/lib.sh"
 
@@ -144,12 +144,13 @@ make_cgroup /user.slice/user-$NOBODY.slice/user@$NOBODY.service $NOBODY
 make_cgroup $own $NOBODY
 spawn_in $own "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 120 1
 own_first=$SPAWNED
-spawn_in $own "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 120 1
-own_second=$SPAWNED
 # its own cgroup passes the access rules; its stacks are named by its own sandboxed unwinder,
-# which asks profd for each process's files
+# which asks profd for each process's files (of the second one, started mid-session, too)
 s=$(session_of "${AS_NOBODY[@]}" -- 0 199 3000000 1 cgroup s "$own")
 [[ -n $s ]] || fail "uid 65534 could not profile its own cgroup $own"
+wait_until 60 ran "$own_first" 10 || fail "uid 65534's first workload did not run 0.1 s"
+spawn_in $own "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 120 1
+own_second=$SPAWNED
 [[ $(wait_finished "$s" 120) == completed ]] || fail "uid 65534's cgroup session failed: $(prop "$s" Error)"
 folded=$(folded_of "${AS_NOBODY[@]}" -- "$s")
 for p in $own_first $own_second; do
@@ -159,7 +160,7 @@ done
 [[ $folded != *"-$inside;"* && $folded != *"-$outside;"* ]] ||
 	fail "uid 65534's cgroup profile has a process outside its cgroup"
 [[ $(prop "$s" Target) == "cgroup:$own" ]] || fail "Target is '$(prop "$s" Target)', not cgroup:$own"
-ok "uid 65534's own cgroup: processes $own_first and $own_second named (split_heavy) by its unwinder, none outside"
+ok "uid 65534's own cgroup: processes $own_first and $own_second (joined mid-session) named (split_heavy) by its unwinder, none outside"
 
 msg=$(expect_error org.freedesktop.DBus.Error.AccessDenied \
 	as_nobody busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' 0 99 500000 1 system b true)

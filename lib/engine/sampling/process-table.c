@@ -244,10 +244,15 @@ static int apply_comm(ProcessTable *t, const PerfRecordComm *c)
 	int r;
 
 	if (!p) {
-		/* joining from /proc gives the new image's maps and name already */
-		return process_table_get(t, c->pid, &p);
-	}
-	if (c->exec) {
+		/*
+		 * joining from /proc gives the new image's maps already; the name is the
+		 * record's all the same (a reader without /proc, the sandboxed unwinder,
+		 * has no other)
+		 */
+		r = process_table_get(t, c->pid, &p);
+		if (r < 0)
+			return r;
+	} else if (c->exec) {
 		/* exec replaced the address space; its new mappings follow as MMAP2 records */
 		r = process_maps_new(c->pid, &maps);
 		if (r < 0)
