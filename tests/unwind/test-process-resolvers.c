@@ -14,8 +14,6 @@
 
 #define N 300
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessMaps *, process_maps_free);
-
 static int resolve(ProcessResolvers *rs, ProcessMaps *maps, Profile *profile, uint32_t pid)
 {
 	PerfSample sample = { .pid = pid, .tid = pid };

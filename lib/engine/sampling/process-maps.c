@@ -51,7 +51,7 @@ void process_maps_reset(ProcessMaps *m)
 	m->generation = next_generation();
 }
 
-static void process_maps_freep(ProcessMaps **m)
+void process_maps_freep(ProcessMaps **m)
 {
 	process_maps_free(*m);
 }

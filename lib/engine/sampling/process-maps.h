@@ -36,6 +36,7 @@ int process_maps_new(uint32_t pid, ProcessMaps **ret);
 /* A copy of 'from' for process 'pid' (a forked child starts with its parent's mappings). */
 int process_maps_clone(const ProcessMaps *from, uint32_t pid, ProcessMaps **ret);
 ProcessMaps *process_maps_free(ProcessMaps *m);
+void process_maps_freep(ProcessMaps **m);
 /* Forget every mapping (the target called exec); bumps the generation. */
 void process_maps_reset(ProcessMaps *m);
 /* Insert a mapping, replacing whatever overlapped it (as mmap does). */

@@ -12,8 +12,6 @@
 #include "process-maps.h"
 #include "task-list.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessMaps *, process_maps_free);
-
 void record_buffer_clear(RecordBuffer *b)
 {
 	free(b->data);

@@ -11,8 +11,6 @@
 #include "hash.h"
 #include "id-table.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessMaps *, process_maps_free);
-
 /* One file and its module, loaded as the first process that mapped it had it. */
 typedef struct SharedModule {
 	uint64_t inode;

@@ -20,8 +20,6 @@ static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
 
 const TargetFileOpener target_file_opener_default = { target_file_open, NULL };
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessMaps *, process_maps_free);
-
 /* A "Name:\tv1\tv2..." line of /proc/PID/status, its first 'n' numbers. */
 static int read_status_numbers(uint32_t pid, const char *field, unsigned long *ret, size_t n)
 {
