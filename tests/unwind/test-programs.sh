@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Kinds of programs through profd on a private bus (profctl record, folded), each
+# with a known hot function, profiled by an unprivileged caller (the sandboxed
+# unwinder, which gets every file through profd's target-file rules) and by root:
+#   container  a workload in its own mount and pid namespace, run from a path that
+#              does not exist on the host, and from a path where the host has another
+#              program: named through the target's root (never the host's file)
+#   static     a statically linked C program without frame pointers: named, 3:1
+#   cxx-throw  C++ that throws and catches in its hot path: frames named through the
+#              throw (libstdc++'s and libgcc's unwinder) up to main
+#   replaced   a binary replaced on disk (renamed over) while it runs: named from
+#              the file that runs, not the new one
+# usage: test-programs.sh KIND FILE... (env: PROFD, PROFCTL, WORKLOAD_SPLIT, CHECK_FOLDED)
+source "$(dirname "$0")/../daemon/lib.sh"
+: "${PROFCTL:?PROFCTL must name the profctl binary}"
+: "${CHECK_FOLDED:?CHECK_FOLDED must name check-folded.py}"
+kind=$1
+shift
+
+# record AS... -- PID OUT: a 3 s profile of PID at 999 Hz, by the caller AS (nothing: root)
+record() {
+	local who=()
+	while [[ $1 != -- ]]; do
+		who+=("$1")
+		shift
+	done
+	"${who[@]}" "$PROFCTL" --address="$BUS" record -p "$2" -d 3 -F 999 --no-kernel -f folded \
+		>"$3" 2>"$3.err" || fail "profctl record of pid $2 failed: $(cat "$3.err")"
+}
+
+check() {
+	python3 "$CHECK_FOLDED" "$@" || fail "$1: check '${*:2}' failed"
+}
+
+# the split workload's profile: its functions named, 3:1, reaching main
+check_split() {
+	check "$1" split split_heavy split_light 0.65 0.85
+	check "$1" reach split_heavy main 0.9
+}
+
+# runs_exe PID PATH: PID has exec'd PATH (as its mount namespace names it) and used 2 ticks of CPU
+runs_exe() {
+	[[ $(readlink "/proc/$1/exe" 2>/dev/null) == "$2" ]] && has_run "$1" 2
+}
+
+# child_of PID: its first child (unshare --fork's)
+child_of() {
+	local c
+	c=$(cat "/proc/$1/task/$1/children" 2>/dev/null) && [[ -n $c ]] && echo "${c%% *}"
+}
+
+# child_runs PID PATH: print the child of PID that runs_exe PATH
+child_runs() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+		runs_exe "$c" "$2" && echo "$c" && return 0
+	done
+	return 1
+}
+
+# in_container DIR FILE... -- ARGS...: new mount and pid namespaces where DIR is a fresh tmpfs
+# with copies of the FILEs in DIR/opt/app, and the first FILE's copy runs there as nobody; its
+# host pid in CONTAINED. The namespaces' first process stays root, so that it dies with unshare
+# (which cleanup kills), and the program with it.
+in_container() {
+	local dir=$1 files=() inner init
+	shift
+	while [[ $1 != -- ]]; do
+		files+=("$1")
+		shift
+	done
+	shift
+	inner=$dir/opt/app/$(basename "${files[0]}")
+	spawn unshare --mount --pid --fork --kill-child --mount-proc --propagation private \
+		bash -c 'mount -t tmpfs -o mode=755 profd-test "$1" && mkdir -p "$1/opt/app" &&
+			cp "${@:3:$2}" "$1/opt/app" || exit; shift $(($2 + 2)); "$@" & wait' \
+		_ "$dir" ${#files[@]} "${files[@]}" "${AS_NOBODY[@]}" "$inner" "$@"
+	wait_until 30 child_of "$SPAWNED" >/dev/null || fail "the container did not start"
+	init=$(child_of "$SPAWNED")
+	wait_until 30 child_runs "$init" "$inner" >/dev/null || fail "the container did not run $inner"
+	CONTAINED=$(child_runs "$init" "$inner")
+}
+
+start_bus
+start_profd
+
+case $kind in
+container)
+	# a stripped program whose debug file lies beside it (.gnu_debuglink), in the container only:
+	# only the target's root leads there (map_files has no directory to look beside). First, before
+	# profd has learnt the names of workload-split, whose build-id the stripped copy shares.
+	mkdir "$T/stripped"
+	in_container "$T/stripped" "$2" "$3" -- 120 1
+	record "${AS_NOBODY[@]}" -- $CONTAINED "$T/stripped.folded"
+	check_split "$T/stripped.folded"
+	ok "a stripped program with its debug file beside it in the container: named from that file"
+
+	# a path the host does not have
+	mkdir "$T/ct"
+	in_container "$T/ct" "$WORKLOAD_SPLIT" -- 120 1
+	pid=$CONTAINED
+	[[ ! -e $T/ct/opt ]] || fail "the container's files are visible on the host"
+	for who in nobody root; do
+		if [[ $who == nobody ]]; then record "${AS_NOBODY[@]}" -- $pid "$T/$who.folded"
+		else record -- $pid "$T/$who.folded"; fi
+		check_split "$T/$who.folded"
+	done
+	ok "a program at a path absent on the host, in its own namespaces: named, 3:1, by nobody and root"
+
+	# the host has another program at the same path
+	mkdir -p "$T/decoy/opt/app"
+	in_container "$T/decoy" "$WORKLOAD_SPLIT" -- 120 1
+	pid=$CONTAINED
+	cp "$1" "$T/decoy/opt/app/$(basename "$WORKLOAD_SPLIT")"
+	record "${AS_NOBODY[@]}" -- $pid "$T/decoy.folded"
+	check_split "$T/decoy.folded"
+	check "$T/decoy.folded" absent 'demo::'
+	ok "another program at that path on the host: the container's own is named"
+	;;
+static)
+	[[ $(file -b "$1") == *"statically linked"* ]] || fail "$1 is not statically linked"
+	spawn "${AS_NOBODY[@]}" "$1" 120 1
+	wait_until 30 runs_exe $SPAWNED "$1" || fail "$1 did not start"
+	for who in nobody root; do
+		if [[ $who == nobody ]]; then record "${AS_NOBODY[@]}" -- $SPAWNED "$T/$who.folded"
+		else record -- $SPAWNED "$T/$who.folded"; fi
+		check_split "$T/$who.folded"
+	done
+	ok "a statically linked program without frame pointers: named, 3:1, reaching main"
+	;;
+cxx-throw)
+	hot='throw_hot(unsigned long)'
+	spawn "${AS_NOBODY[@]}" "$1" 120
+	wait_until 30 runs_exe $SPAWNED "$1" || fail "$1 did not start"
+	record "${AS_NOBODY[@]}" -- $SPAWNED "$T/throw.folded"
+	check "$T/throw.folded" reach "$hot" main 0.9
+	# inside the throw: called from the function that threw, reaching the catch and main
+	check "$T/throw.folded" caller __cxa_throw "$hot" 0.9
+	check "$T/throw.folded" reach __cxa_throw 'catch_loop(unsigned long)' 0.9 30
+	check "$T/throw.folded" reach _Unwind_RaiseException main 0.9 30
+	ok "C++ throwing and catching: named through the throw, up to main"
+	;;
+replaced)
+	mkdir "$T/app"
+	exe=$T/app/$(basename "$WORKLOAD_SPLIT")
+	cp "$WORKLOAD_SPLIT" "$exe"
+	spawn "${AS_NOBODY[@]}" "$exe" 120 1
+	wait_until 30 runs_exe $SPAWNED "$exe" || fail "$exe did not start"
+	# as a package upgrade does: the new file written beside, renamed over the old
+	cp "$1" "$exe.new"
+	mv "$exe.new" "$exe"
+	record "${AS_NOBODY[@]}" -- $SPAWNED "$T/replaced.folded"
+	check_split "$T/replaced.folded"
+	check "$T/replaced.folded" absent 'demo::'
+	ok "a binary replaced on disk while it runs: named from the file that runs"
+	;;
+*)
+	fail "unknown kind '$kind'"
+	;;
+esac
