@@ -17,8 +17,11 @@
 #include "hash.h"
 #include "hex.h"
 #include "sorted.h"
+#include "time-util.h"
 
 #define VDSO_NAME "[vdso]"
+/* How often a module whose debug file is being fetched is looked up again. */
+#define DEBUG_RETRY_NANOS NSEC_PER_SEC
 
 /*
  * A second mapping of a module's file away from where the module is loaded
@@ -38,6 +41,7 @@ struct AddressSpace {
 	uint32_t caller;          /* whose session reads the files (SymbolCache scope) */
 	uint64_t generation;      /* of the ProcessMaps last seen */
 	uint64_t signature;       /* of the module list last reported */
+	uint64_t next_debug_retry; /* CLOCK_MONOTONIC_COARSE ns: when to look for fetched debug files */
 	bool updated;
 	int vdso_fd;              /* our own vDSO image: the kernel maps the same one everywhere */
 	AddressAlias *aliases;    /* sorted by start */
@@ -555,20 +559,73 @@ uint64_t address_space_translate(const AddressSpace *s, uint64_t addr)
 	return addr + s->aliases[i - 1].delta;
 }
 
+static int find_debug_pending(Dwfl_Module *mod, void **userdata, const char *name,
+			      Dwarf_Addr start, void *arg)
+{
+	ModuleInfo *info = *userdata;
+
+	if (!info || info->source.last_error != -EAGAIN)
+		return DWARF_CB_OK;
+	*(bool *)arg = true;
+	return DWARF_CB_ABORT;
+}
+
+/*
+ * libdwfl asks for a module's debug file once. When the opener answered that
+ * it is being fetched (debuginfod), drop such modules now and then, so that
+ * the update reports them afresh and their next lookup asks again: names fill
+ * in while the session runs. Returns 1 when modules were dropped.
+ */
+static int drop_debug_pending(AddressSpace *s)
+{
+	uint64_t now = clock_nanos(CLOCK_MONOTONIC_COARSE);
+	ReportState st = {};
+	bool pending = false;
+	int r = 0;
+
+	if (now < s->next_debug_retry)
+		return 0;
+	s->next_debug_retry = now + DEBUG_RETRY_NANOS;
+	dwfl_getmodules(s->dwfl, find_debug_pending, &pending, 0);
+	if (!pending)
+		return 0;
+	if (dwfl_getmodules(s->dwfl, collect_module, &st, 0) != 0) {
+		free(st.old);
+		return -ENOMEM;
+	}
+	/* every other module reported again as it is, which keeps it */
+	dwfl_report_begin(s->dwfl);
+	for (size_t i = 0; i < st.n_old; i++)
+		if (st.old[i]->source.last_error != -EAGAIN &&
+		    !dwfl_report_module(s->dwfl, st.old[i]->path, st.old[i]->start, st.old[i]->end))
+			r = -ENOMEM;
+	free(st.old);
+	if (dwfl_report_end(s->dwfl, module_removed, NULL) != 0 && r >= 0)
+		r = -EIO;
+	return r < 0 ? r : 1;
+}
+
 int address_space_update(AddressSpace *s, const ProcessMaps *maps)
 {
 	ReportState st = {};
 	uint64_t signature = 0;
+	bool dropped = false;
 	int r;
 
-	if (s->updated && maps->generation == s->generation)
+	if (s->updated) {
+		r = drop_debug_pending(s);
+		if (r < 0)
+			return r;
+		dropped = r > 0;
+	}
+	if (!dropped && s->updated && maps->generation == s->generation)
 		return 0;
 	/* anonymous mmaps change the generation too; only code files matter here */
 	r = for_each_code_file(s, maps, add_to_signature, &signature);
 	if (r < 0)
 		return r;
 	s->generation = maps->generation;
-	if (s->updated && signature == s->signature)
+	if (!dropped && s->updated && signature == s->signature)
 		return 0;
 
 	if (dwfl_getmodules(s->dwfl, collect_module, &st, 0) != 0) {
