@@ -164,6 +164,39 @@ static void prefetch_kernel_table(void *userdata)
 	safe_close(kernel_table_open(userdata));
 }
 
+/*
+ * Missing debug info from the debuginfod servers of DEBUGINFOD_URLS (the README's drop-in),
+ * cached in DEBUGINFOD_CACHE_PATH or the state directory; without the variable, no network.
+ * Before any thread starts: it sets DEBUGINFOD_CACHE_PATH for libdebuginfod.
+ */
+static void manager_new_debuginfod(Manager *m)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (!urls || urls[strspn(urls, " \t")] == '\0')
+		return;
+#if HAVE_LIBDEBUGINFOD
+	const char *cache = getenv("DEBUGINFOD_CACHE_PATH");
+	_cleanup_free_ char *dir = NULL;
+	int r;
+
+	if (!cache || !*cache) {
+		if (asprintf(&dir, "%s/debuginfod", m->state_dir) < 0)
+			return (void)log_error("cannot fetch from debuginfod: %s", strerror(ENOMEM));
+		cache = dir;
+	}
+	r = debuginfod_fetch_new(cache, &DEBUGINFOD_FETCH_DEFAULT_LIMITS, &m->debuginfod);
+	if (r < 0)
+		log_warning("cannot use debuginfod cache '%s', not fetching debug info: %s", cache,
+			    private_dir_problem(r));
+	else
+		log_info("debug info missing here is fetched from '%s' into '%s'", urls, cache);
+#else
+	log_warning("DEBUGINFOD_URLS is set but profd was built without libdebuginfod: "
+		    "not fetching debug info");
+#endif
+}
+
 int manager_new(sd_event *event, Config *config, Manager **ret)
 {
 	_cleanup_(manager_freep) Manager *m = NULL;
@@ -188,6 +221,7 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 	r = manager_open_state(m, &runs_fd);
 	if (r < 0)
 		return r;
+	manager_new_debuginfod(m);
 
 	m->max_hz = m->config.max_hz;
 	if (sampling_max_hz(&kernel_max) == 0 && kernel_max < m->max_hz)
@@ -266,6 +300,7 @@ Manager *manager_free(Manager *m)
 		session_free(m->sessions[i]);
 	free(m->sessions);
 	unwinder_pool_free(m->unwinders); /* after the sessions: they detach from it */
+	debuginfod_fetch_free(m->debuginfod); /* after the unwinders, whose requests it serves */
 	run_store_free(m->runs);
 	symbol_cache_free(m->symbols);
 	kernel_table_free(m->kernel_table);

@@ -14,6 +14,7 @@
 
 #include "budget.h"
 #include "config.h"
+#include "debuginfod-fetch.h"
 #include "export-stream.h"
 #include "kernel-table.h"
 #include "run-store.h"
@@ -46,6 +47,7 @@ typedef struct Manager {
 	SymbolCache *symbols; /* names and unwind tables by file identity, shared by all sessions */
 	SymbolStore *symbol_store; /* the same on disk: state/symbols/ */
 	KernelTable *kernel_table; /* /proc/kallsyms read once, at start (prefetched) */
+	DebuginfodFetch *debuginfod; /* missing debug files from debuginfod; NULL: none */
 	StackSizes *stack_sizes;   /* the stack copy each caller's programs need: state/stack-sizes */
 	UnwinderPool *unwinders; /* the sandboxed unwinders, one per caller uid */
 	uint32_t max_hz;           /* the config's, lowered to the kernel's limit */

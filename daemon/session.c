@@ -485,6 +485,7 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 		.sampling = *sampling,
 		.max_backlog_bytes = m->config.max_backlog_bytes,
 		.kernel_table = m->kernel_table,
+		.debug_fetch = m->debuginfod ? debuginfod_fetch_opener(m->debuginfod) : NULL,
 		/* nothing the caller controls is parsed here: the owner's unwinder does it */
 		.unwind_elsewhere = !in_profd,
 	};

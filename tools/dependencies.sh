@@ -3,7 +3,7 @@
 
 profd_packages=(
 	meson ninja-build pkg-config gcc g++ clang llvm libclang-rt-14-dev
-	libjansson-dev libdw-dev libelf-dev libbpf-dev bpftool libsystemd-dev
+	libjansson-dev libdw-dev libelf-dev libdebuginfod-dev debuginfod libbpf-dev bpftool libsystemd-dev
 	zlib1g-dev protobuf-c-compiler libprotobuf-c-dev
 	linux-perf dbus-daemon dbus-bin systemd util-linux procps python3
 	golang-go golang-github-google-pprof-dev libxml2-utils chromium

@@ -54,6 +54,8 @@ typedef struct CollectorOptions {
 	uint64_t max_backlog_bytes;
 	/* the kernel's symbols for KALLSYMS requests (kernel-table.h; NULL: /proc/kallsyms) */
 	KernelTable *kernel_table;
+	/* debug files by build-id that no debug directory holds (TargetFilePolicy.fetch); NULL: none */
+	const TargetFileOpener *debug_fetch;
 	CollectorCheckFn check;
 	void *check_userdata;
 	/*

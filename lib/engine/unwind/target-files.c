@@ -398,12 +398,16 @@ static int open_debug_kind(const TargetFileRequest *req, const TargetFilePolicy 
 			   const TargetOwner *owner, const char *mapped_path)
 {
 	const char *const *debug_dirs = policy_debug_dirs(policy);
+	int r;
 
 	switch (req->kind) {
 	case TARGET_FILE_DEBUGLINK:
 		return mapped_path ? open_debuglink(req, debug_dirs, owner, mapped_path) : -ESRCH;
 	case TARGET_FILE_BUILD_ID:
-		return open_build_id(req, debug_dirs, owner);
+		r = open_build_id(req, debug_dirs, owner);
+		if (r == -ENOENT && policy && policy->fetch)
+			r = target_file_opener_open(policy->fetch, req);
+		return r;
 	case TARGET_FILE_DEBUG_ALT:
 		return open_debug_alt(req, debug_dirs, owner);
 	case TARGET_FILE_KALLSYMS:

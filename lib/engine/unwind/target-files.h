@@ -77,6 +77,13 @@ typedef struct TargetFilePolicy {
 	bool no_kernel_symbols; /* refuse KALLSYMS (callers not entitled to kernel addresses) */
 	/* KALLSYMS from this table (kernel-table.h) rather than /proc/kallsyms; NULL: none */
 	KernelTable *kernel_table;
+	/*
+	 * Asked for a BUILD_ID no debug directory holds: a descriptor of the file
+	 * fetched for it, -EAGAIN while it is being fetched, or -ENOENT. Must not
+	 * block (requests are served off the sample path but on profd's loop).
+	 * NULL: none (the daemon's debuginfod fetch, daemon/debuginfod-fetch.h).
+	 */
+	const TargetFileOpener *fetch;
 } TargetFilePolicy;
 
 /* The uids files of a target may belong to besides root: its real, effective and fs uid. */
