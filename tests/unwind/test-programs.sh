@@ -3,9 +3,10 @@
 # Kinds of programs through profd on a private bus (profctl record, folded), each
 # with a known hot function, profiled by an unprivileged caller (the sandboxed
 # unwinder, which gets every file through profd's target-file rules) and by root:
-#   container  a workload in its own mount and pid namespace, run from a path that
-#              does not exist on the host, and from a path where the host has another
-#              program: named through the target's root (never the host's file)
+#   container  a workload in its own mount and pid namespaces, run from a path that
+#              does not exist on the host (also profctl --local), from a path where the
+#              host has another program, and stripped with its debug file beside it
+#              there: named through the target's root (never the host's file)
 #   static     a statically linked C program without frame pointers: named, 3:1
 #   cxx-throw  C++ that throws and catches in its hot path: frames named through the
 #              throw (libstdc++'s and libgcc's unwinder) up to main
@@ -18,15 +19,17 @@ source "$(dirname "$0")/../daemon/lib.sh"
 kind=$1
 shift
 
-# record AS... -- PID OUT: a 3 s profile of PID at 999 Hz, by the caller AS (nothing: root)
+# record AS... -- PID OUT: a 3 s profile of PID at 999 Hz, by the caller AS (nothing: root;
+# "--local": root, in profctl's own process)
 record() {
-	local who=()
+	local who=() how=--address=$BUS
 	while [[ $1 != -- ]]; do
 		who+=("$1")
 		shift
 	done
-	"${who[@]}" "$PROFCTL" --address="$BUS" record -p "$2" -d 3 -F 999 --no-kernel -f folded \
-		>"$3" 2>"$3.err" || fail "profctl record of pid $2 failed: $(cat "$3.err")"
+	[[ ${who[*]} != --local ]] || { how=--local; who=(); }
+	"${who[@]}" "$PROFCTL" "$how" record -p "$2" -d 3 -F 999 --no-kernel -f folded \
+		>"$3" 2>"$3.err" || fail "profctl $how record of pid $2 failed: $(cat "$3.err")"
 }
 
 check() {
@@ -101,12 +104,14 @@ container)
 	in_container "$T/ct" "$WORKLOAD_SPLIT" -- 120 1
 	pid=$CONTAINED
 	[[ ! -e $T/ct/opt ]] || fail "the container's files are visible on the host"
-	for who in nobody root; do
-		if [[ $who == nobody ]]; then record "${AS_NOBODY[@]}" -- $pid "$T/$who.folded"
-		else record -- $pid "$T/$who.folded"; fi
-		check_split "$T/$who.folded"
+	record "${AS_NOBODY[@]}" -- $pid "$T/nobody.folded"
+	record -- $pid "$T/root.folded"
+	record --local -- $pid "$T/local.folded"
+	for f in nobody root local; do
+		check_split "$T/$f.folded"
+		check "$T/$f.folded" absent "$(basename "$WORKLOAD_SPLIT")+0x"
 	done
-	ok "a program at a path absent on the host, in its own namespaces: named, 3:1, by nobody and root"
+	ok "a program at a path absent on the host, in its own namespaces: named, 3:1 (nobody, root, --local)"
 
 	# the host has another program at the same path
 	mkdir -p "$T/decoy/opt/app"
