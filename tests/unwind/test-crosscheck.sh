@@ -94,4 +94,10 @@ start bzip2 /usr/bin/bzip2 bash -c "exec bzip2 -9 <\"\$1\" >/dev/null" bzip2 "$t
 compare bzip2
 start go "$tmp/go-hot" "$tmp/go-hot" 600
 compare "go (go-hot)"
+# and its known hot function, named from .gopclntab, on stacks reaching the goroutine's root
+go_total=$(awk '{ n += $NF } END { print n + 0 }' "$tmp/go (go-hot).folded")
+go_hot=$(awk '/^runtime\.goexit;runtime\.main;main\.main;main\.goHotHash [0-9]+$/ { n += $NF }
+	END { print n + 0 }' "$tmp/go (go-hot).folded")
+echo "go: $go_hot of $go_total samples in runtime.goexit;runtime.main;main.main;main.goHotHash"
+((go_hot * 2 >= go_total && go_total > 0)) || fail "main.goHotHash is not named on most Go stacks"
 exit $failed
