@@ -2,10 +2,35 @@
 #pragma once
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+
+/* A stdio stream over 'fd', which it takes: closed when there is no stream. */
+static inline int fdopen_take(int fd, const char *mode, FILE **ret)
+{
+	FILE *f = fdopen(fd, mode);
+
+	if (!f) {
+		int r = negative_errno();
+
+		safe_close(fd);
+		return r;
+	}
+	*ret = f;
+	return 0;
+}
+
+/* A stdio stream of its own over what 'fd' refers to (a close-on-exec duplicate above 2). */
+static inline int fdopen_dup(int fd, const char *mode, FILE **ret)
+{
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+	return copy < 0 ? negative_errno() : fdopen_take(copy, mode, ret);
+}
 
 /* write() all of it, retrying on EINTR. */
 static inline int write_all(int fd, const void *data, size_t size)

@@ -2,10 +2,10 @@
 #include "export.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 
 #include "cleanup.h"
+#include "io-util.h"
 #include "export-writers.h"
 #include "fold.h"
 
@@ -117,16 +117,11 @@ int export_profile(const Profile *p, ExportFormat format, FILE *out)
 int export_profile_to_fd(const Profile *p, ExportFormat format, int fd)
 {
 	_cleanup_fclose_ FILE *f = NULL;
-	int dup_fd, r;
+	int r;
 
-	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (dup_fd < 0)
-		return negative_errno();
-	f = fdopen(dup_fd, "w");
-	if (!f) {
-		safe_close(dup_fd);
-		return -ENOMEM;
-	}
+	r = fdopen_dup(fd, "w", &f);
+	if (r < 0)
+		return r;
 	r = export_profile(p, format, f);
 	if (r < 0)
 		return r;

@@ -17,6 +17,7 @@
 #include "array.h"
 #include "cleanup.h"
 #include "dir-stream.h"
+#include "io-util.h"
 #include "task-list.h"
 
 /* cgroup.max.depth is unbounded by default; a walk deeper than this is refused. */
@@ -349,11 +350,9 @@ static int read_cgroup_procs(int dir_fd, PidList *l)
 	fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return negative_errno();
-	f = fdopen(fd, "re");
-	if (!f) {
-		safe_close(fd);
-		return negative_errno();
-	}
+	r = fdopen_take(fd, "re", &f);
+	if (r < 0)
+		return r;
 	while (fscanf(f, "%d", &pid) == 1) {
 		if (pid <= 0)
 			continue;

@@ -3,7 +3,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "cleanup.h"
 #include "hex.h"
+#include "io-util.h"
 #include "profile.h"
 #include "sorted.h"
 
@@ -228,16 +228,11 @@ static int load_text(int kallsyms_fd, int notes_fd, KernelSymbols *k)
 	_cleanup_free_ char *line = NULL;
 	size_t line_size = 0;
 	uint32_t off;
-	int fd, r;
+	int r;
 
-	fd = fcntl(kallsyms_fd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return negative_errno();
-	f = fdopen(fd, "re");
-	if (!f) {
-		safe_close(fd);
-		return negative_errno();
-	}
+	r = fdopen_dup(kallsyms_fd, "re", &f);
+	if (r < 0)
+		return r;
 	r = names_add(k, PROFILE_KERNEL_MODULE, strlen(PROFILE_KERNEL_MODULE), &off);
 	if (r < 0)
 		return r;
@@ -280,18 +275,13 @@ int kernel_symbols_write_table(const KernelSymbols *k, int fd)
 {
 	TableHeader h = { .n_symbols = k->n_symbols, .names_size = k->names_size };
 	_cleanup_fclose_ FILE *f = NULL;
-	int copy;
+	int r;
 
 	memcpy(h.magic, TABLE_MAGIC, sizeof(h.magic));
 	memcpy(h.build_id, k->build_id, sizeof(k->build_id));
-	copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (copy < 0)
-		return negative_errno();
-	f = fdopen(copy, "we");
-	if (!f) {
-		safe_close(copy);
-		return negative_errno();
-	}
+	r = fdopen_dup(fd, "we", &f);
+	if (r < 0)
+		return r;
 	if (fwrite(&h, sizeof(h), 1, f) != 1 ||
 	    fwrite(k->symbols, sizeof(KernelSymbol), k->n_symbols, f) != k->n_symbols ||
 	    fwrite(k->names, 1, k->names_size, f) != k->names_size || fflush(f) != 0)
