@@ -332,7 +332,8 @@ static int on_helper_message(sd_event_source *source, int sock, uint32_t revents
 
 		if (n == -EAGAIN)
 			return 0;
-		if (n == 0) {
+		/* ECONNRESET: it died with messages of ours unread (a crash mid-session) */
+		if (n == 0 || n == -ECONNRESET) {
 			/* it is gone: its exit status comes on the pidfd; stop listening meanwhile */
 			h->sock_source = sd_event_source_disable_unref(h->sock_source);
 			return 0;
