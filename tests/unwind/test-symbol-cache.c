@@ -5,6 +5,7 @@
  * eviction of whole unpinned modules, least recently used first, under the
  * byte cap.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "memory-store.h"
 #include "symbol-cache.h"
 #include "symbol-module-file.h"
+#include "symbolize.h"
 #include "test-util.h"
 
 static ModuleIdentity identity(uint64_t ino, uint32_t scope, const char *build_id)
@@ -400,6 +402,71 @@ static void test_store(void)
 	free(ms.data);
 }
 
+/* Opens as the default opener does, counting the requests for debug files. */
+static int counting_open(const TargetFileRequest *request, void *userdata)
+{
+	unsigned *debug_requests = userdata;
+
+	if (request->kind == TARGET_FILE_BUILD_ID || request->kind == TARGET_FILE_DEBUGLINK ||
+	    request->kind == TARGET_FILE_DEBUG_ALT)
+		(*debug_requests)++;
+	return target_file_opener_open(&target_file_opener_default, request);
+}
+
+/* A session over 'c': this process's address space; 'addr' named as "function file:line". */
+static char *name_in_session(SymbolCache *c, unsigned *debug_requests, uint64_t addr)
+{
+	TargetFileOpener files = { counting_open, debug_requests };
+	const SymbolFrame *frames;
+	ProcessMaps *maps = NULL;
+	AddressSpace *space = NULL;
+	ModuleInfo *info;
+	Dwfl_Module *mod;
+	char *name = NULL;
+	size_t n;
+
+	if (process_maps_load((uint32_t)getpid(), &maps) >= 0 &&
+	    address_space_new(&files, c, 0, &space) >= 0 && address_space_update(space, maps) >= 0 &&
+	    (mod = address_space_find(space, addr, &info)) &&
+	    symbolize_address(mod, info, addr, &frames, &n) >= 0 &&
+	    asprintf(&name, "%s %s:%u", frames[0].function, frames[0].file ?: "?",
+		     frames[0].line) < 0)
+		name = NULL;
+	address_space_free(space);
+	process_maps_free(maps);
+	CHECK(name, "address %#llx not named", (unsigned long long)addr);
+	return name;
+}
+
+/*
+ * A module's debug info is opened once for the cache, not once per session: a
+ * second session naming another address of libc asks for no debug file, and
+ * names it as a cache of its own does.
+ */
+static void test_naming_once(void)
+{
+	_cleanup_(symbol_cache_freep) SymbolCache *c = NULL, *fresh = NULL;
+	/* libc's own (under AddressSanitizer, RTLD_DEFAULT would find its interceptor) */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	uint64_t a = libc ? (uint64_t)(uintptr_t)dlsym(libc, "qsort_r") : 0;
+	unsigned first = 0, second = 0, alone = 0;
+	_cleanup_free_ char *name_a = NULL, *name_b = NULL, *name_b_alone = NULL;
+
+	if (libc)
+		dlclose(libc);
+	CHECK(a != 0, "no qsort_r in this process's libc");
+	if (a == 0 || symbol_cache_new(&c) < 0 || symbol_cache_new(&fresh) < 0)
+		return;
+	name_a = name_in_session(c, &first, a);
+	name_b = name_in_session(c, &second, a + 16);
+	name_b_alone = name_in_session(fresh, &alone, a + 16);
+	CHECK(first > 0, "the first session asked for no debug file of libc");
+	CHECK(second == 0, "the second session asked for %u debug files again", second);
+	CHECK(name_b && name_b_alone && strcmp(name_b, name_b_alone) == 0,
+	      "named '%s' in the second session, '%s' by a cache of its own", name_b ?: "",
+	      name_b_alone ?: "");
+}
+
 int main(void)
 {
 	test_identity_rule();
@@ -407,5 +474,6 @@ int main(void)
 	test_copies_and_growth();
 	test_eviction();
 	test_store();
+	test_naming_once();
 	return test_result();
 }

@@ -35,6 +35,7 @@ typedef struct ModuleInfo {
 	CuIndex *cu_index;   /* built when libdw cannot find a unit by itself */
 	uint64_t mapped_for; /* the resolver's profile generation told where it is mapped */
 	bool cu_index_built;
+	bool naming_failed;  /* its ModuleNaming could not be made: not again this session */
 } ModuleInfo;
 
 typedef struct AddressSpace AddressSpace;

@@ -9,6 +9,7 @@
 
 #include "cleanup.h"
 #include "hash.h"
+#include "module-naming.h"
 #include "symbol-module-file.h"
 
 /* Bump allocator per module: entries never move and go all at once with their module. */
@@ -44,6 +45,7 @@ struct SymbolModule {
 	Location *locations;
 	size_t locations_mask, n_locations;
 	const CfiTable *cfi; /* set once, read without the lock */
+	ModuleNaming *naming; /* set once, read without the lock */
 	size_t bytes;        /* everything above */
 };
 
@@ -162,6 +164,7 @@ static void module_free(SymbolModule *m)
 	free(m->strings);
 	free(m->locations);
 	cfi_table_free((CfiTable *)m->cfi);
+	module_naming_free(m->naming);
 	free(m);
 }
 
@@ -637,6 +640,29 @@ const CfiTable *symbol_module_set_cfi(SymbolModule *m, CfiTable *table)
 	}
 	pthread_mutex_unlock(&m->cache->lock);
 	cfi_table_free(table);
+	return kept;
+}
+
+ModuleNaming *symbol_module_get_naming(SymbolModule *m)
+{
+	return __atomic_load_n(&m->naming, __ATOMIC_ACQUIRE);
+}
+
+ModuleNaming *symbol_module_set_naming(SymbolModule *m, ModuleNaming *naming)
+{
+	ModuleNaming *kept;
+
+	pthread_mutex_lock(&m->cache->lock);
+	kept = m->naming;
+	if (!kept) {
+		account(m, (ssize_t)module_naming_bytes(naming));
+		__atomic_store_n(&m->naming, naming, __ATOMIC_RELEASE);
+		kept = naming;
+		naming = NULL;
+		trim(m->cache);
+	}
+	pthread_mutex_unlock(&m->cache->lock);
+	module_naming_free(naming);
 	return kept;
 }
 

@@ -132,6 +132,15 @@ const CfiTable *symbol_module_get_cfi(SymbolModule *m);
 /* Keep 'table' (taken, also on failure) unless another was kept first; returns the kept one. */
 const CfiTable *symbol_module_set_cfi(SymbolModule *m, CfiTable *table);
 
+/*
+ * The module's debug info opened for naming (module-naming.h), kept while the module is
+ * cached, or NULL while none was made. set keeps 'naming' (taken, also on failure) unless
+ * another was kept first; returns the kept one.
+ */
+typedef struct ModuleNaming ModuleNaming;
+ModuleNaming *symbol_module_get_naming(SymbolModule *m);
+ModuleNaming *symbol_module_set_naming(SymbolModule *m, ModuleNaming *naming);
+
 /* The running kernel's symbols, loaded through 'files' on the first call; a failure is
  * remembered. */
 int symbol_cache_kernel_symbols(SymbolCache *c, const TargetFileOpener *files,

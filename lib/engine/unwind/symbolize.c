@@ -11,6 +11,7 @@
 
 #include "cleanup.h"
 #include "demangle.h"
+#include "module-naming.h"
 #include "plt-names.h"
 
 typedef struct FrameBuilder {
@@ -191,8 +192,9 @@ static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, ModuleInfo *info
 		frame_builder_add(b, symbol, file, lineno, false);
 }
 
-int symbolize_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
-		      const SymbolFrame **ret_frames, size_t *ret_n)
+/* Name 'addr' of 'mod' from its symbols and DWARF, and store the frames in its SymbolModule. */
+static int name_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
+			const SymbolFrame **ret_frames, size_t *ret_n)
 {
 	uint64_t rel = addr - info->bias;
 	_cleanup_free_ char *unversioned = NULL;
@@ -202,8 +204,6 @@ int symbolize_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 	GElf_Sym sym;
 	int r;
 
-	if (symbol_module_lookup(info->module, rel, ret_frames, ret_n))
-		return 0;
 	symbol = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
 	if (!symbol) {
 		Dwarf_Addr elf_bias;
@@ -230,4 +230,38 @@ int symbolize_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 		*ret_n = b.n;
 	frame_builder_done(&b);
 	return r < 0 ? r : 0;
+}
+
+/* The module's naming Dwfl (module-naming.h), made on its first unknown address; NULL: none. */
+static ModuleNaming *naming_of(ModuleInfo *info)
+{
+	ModuleNaming *n = symbol_module_get_naming(info->module);
+
+	if (n || info->naming_failed)
+		return n;
+	if (module_naming_new(info, &n) < 0) {
+		info->naming_failed = true;
+		return NULL;
+	}
+	return symbol_module_set_naming(info->module, n);
+}
+
+int symbolize_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
+		      const SymbolFrame **ret_frames, size_t *ret_n)
+{
+	uint64_t rel = addr - info->bias;
+	ModuleNaming *naming;
+	ModuleInfo *at;
+	int r;
+
+	if (symbol_module_lookup(info->module, rel, ret_frames, ret_n))
+		return 0;
+	naming = naming_of(info);
+	if (!naming)
+		return name_address(mod, info, addr, ret_frames, ret_n);
+	/* the same file where the naming Dwfl has it: the same module address */
+	mod = module_naming_lock(naming, &at);
+	r = name_address(mod, at, rel + at->bias, ret_frames, ret_n);
+	module_naming_unlock(naming);
+	return r;
 }
