@@ -9,6 +9,7 @@ root first); prints what it measured, exits 1 when the check fails.
                                 50), a share of at least MIN also has frame ROOT
   caller FRAME CALLER MIN       of the samples whose stack has FRAME (at least 30), a share of at
                                 least MIN has CALLER right rootward of it
+  leaf FRAME MIN                at least 50 samples, a share of at least MIN with FRAME as the leaf
   absent SUBSTRING              no frame name contains SUBSTRING
 """
 import sys
@@ -73,6 +74,11 @@ def main():
         ok = n_frame >= 30 and n_called >= least * n_frame
         if not ok:
             show(stacks, lambda f: frame in f and not called_from(f))
+    elif check == "leaf":
+        frame, least = args[0], float(args[1])
+        n_leaf = count(stacks, lambda f: f[-1] == frame)
+        print("%d of %d samples with %s as the leaf" % (n_leaf, total, frame))
+        ok = total >= 50 and n_leaf >= least * total
     elif check == "absent":
         bad = [(f, n) for f, n in stacks if any(args[0] in x for x in f)]
         print("%d samples with a frame containing %s" % (count(bad, lambda f: True), args[0]))

@@ -5,8 +5,9 @@
 # unwinder, which gets every file through profd's target-file rules) and by root:
 #   container  a workload in its own mount and pid namespaces, run from a path that
 #              does not exist on the host (also profctl --local), from a path where the
-#              host has another program, and stripped with its debug file beside it
-#              there: named through the target's root (never the host's file)
+#              host has another program, stripped with its debug file beside it there,
+#              and a JIT with its perf map in its own /tmp: named through the target's
+#              root (never the host's files)
 #   static     a statically linked C program without frame pointers: named, 3:1
 #   cxx-throw  C++ that throws and catches in its hot path: frames named through the
 #              throw (libstdc++'s and libgcc's unwinder) up to main
@@ -64,8 +65,9 @@ child_runs() {
 
 # in_container DIR FILE... -- ARGS...: new mount and pid namespaces where DIR is a fresh tmpfs
 # with copies of the FILEs in DIR/opt/app, and the first FILE's copy runs there as nobody; its
-# host pid in CONTAINED. The namespaces' first process stays root, so that it dies with unshare
-# (which cleanup kills), and the program with it.
+# host pid in CONTAINED. With CONTAINER_TMP=1, /tmp is a fresh tmpfs there too (DIR made in it).
+# The namespaces' first process stays root, so that it dies with unshare (which cleanup
+# kills), and the program with it.
 in_container() {
 	local dir=$1 files=() inner init
 	shift
@@ -75,8 +77,11 @@ in_container() {
 	done
 	shift
 	inner=$dir/opt/app/$(basename "${files[0]}")
-	spawn unshare --mount --pid --fork --kill-child --mount-proc --propagation private \
-		bash -c 'mount -t tmpfs -o mode=755 profd-test "$1" && mkdir -p "$1/opt/app" &&
+	spawn env CONTAINER_TMP="${CONTAINER_TMP:-}" \
+		unshare --mount --pid --fork --kill-child --mount-proc --propagation private \
+		bash -c '{ [[ -z $CONTAINER_TMP ]] ||
+			{ mount -t tmpfs -o mode=1777 profd-test /tmp && mkdir -p "$1"; }; } &&
+			mount -t tmpfs -o mode=755 profd-test "$1" && mkdir -p "$1/opt/app" &&
 			cp "${@:3:$2}" "$1/opt/app" || exit; shift $(($2 + 2)); "$@" & wait' \
 		_ "$dir" ${#files[@]} "${files[@]}" "${AS_NOBODY[@]}" "$inner" "$@"
 	wait_until 30 child_of "$SPAWNED" >/dev/null || fail "the container did not start"
@@ -122,6 +127,18 @@ container)
 	check_split "$T/decoy.folded"
 	check "$T/decoy.folded" absent 'demo::'
 	ok "another program at that path on the host: the container's own is named"
+
+	# a JIT writing its perf map into the container's own /tmp, named by its pid in there; the
+	# host's /tmp has a map under its host pid, naming everything otherwise
+	CONTAINER_TMP=1 in_container "$T/jit" "$4" -- 120
+	decoy=/tmp/perf-$CONTAINED.map
+	trap 'rc=$?; rm -f "$decoy"; (exit $rc); cleanup' EXIT
+	echo "1000 7ffffffff000 decoy_jit" >"$decoy"
+	[[ ! -e $T/jit ]] || fail "the container's /tmp is the host's"
+	record "${AS_NOBODY[@]}" -- $CONTAINED "$T/jit.folded"
+	check "$T/jit.folded" leaf jit_spin_loop 0.5
+	check "$T/jit.folded" absent decoy_jit
+	ok "a JIT's perf map in the container's /tmp, under its pid there: named from it"
 	;;
 static)
 	[[ $(file -b "$1") == *"statically linked"* ]] || fail "$1 is not statically linked"
