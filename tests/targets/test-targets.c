@@ -21,6 +21,8 @@
  *   system-perf-dwarf perf-dwarf on the whole machine: the same, unwound with DWARF
  *   pid-bpf           --backend=bpf on one process works through the Collector
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -243,6 +245,43 @@ static TargetFileRequest executable_request(pid_t pid)
 	return req;
 }
 
+/* A BUILD_ID request for one of the system's debug files (root's: libc6-dbg's, say). */
+static bool system_debug_file(TargetFileRequest *ret)
+{
+	_cleanup_(closedirp) DIR *top = NULL;
+	struct dirent *de, *fe;
+
+	top = opendir("/usr/lib/debug/.build-id");
+	while (top && (de = readdir(top))) {
+		_cleanup_(closedirp) DIR *sub = NULL;
+		char dir[300];
+
+		if (strlen(de->d_name) != 2 || !isxdigit(de->d_name[0]) || !isxdigit(de->d_name[1]))
+			continue;
+		snprintf(dir, sizeof(dir), "/usr/lib/debug/.build-id/%s", de->d_name);
+		sub = opendir(dir);
+		while (sub && (fe = readdir(sub))) {
+			char hex[2 * TARGET_FILE_BUILD_ID_MAX + 1], path[600];
+			size_t n = strlen(fe->d_name);
+			struct stat st;
+
+			if (n <= 6 || n - 6 > 2 * TARGET_FILE_BUILD_ID_MAX - 2 ||
+			    strcmp(fe->d_name + n - 6, ".debug") != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+			if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+				continue; /* symlinks to the .debug files are not followed */
+			snprintf(hex, sizeof(hex), "%s%.*s", de->d_name, (int)(n - 6), fe->d_name);
+			*ret = (TargetFileRequest){ .kind = TARGET_FILE_BUILD_ID,
+						    .build_id_size = (uint32_t)strlen(hex) / 2 };
+			for (size_t i = 0; i < ret->build_id_size; i++)
+				sscanf(hex + 2 * i, "%2hhx", &ret->build_id[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Has the collector drained samples (so the records before them too)? */
 static bool sampled(void *userdata)
 {
@@ -360,6 +399,14 @@ static int test_cgroup_files(void)
 	req.pid = (uint32_t)refused; /* its records never came */
 	k = open_result(c, &req);
 	CHECK(k < 0, "the executable of the refused process, gone: %s", strerror(-k));
+	/* root's debug files by build-id, for a process of the session only */
+	CHECK(system_debug_file(&req), "no debug file under /usr/lib/debug/.build-id");
+	req.pid = (uint32_t)allowed;
+	k = open_result(c, &req);
+	CHECK(k == 0, "a debug file by build-id for the admitted process, gone: %s", strerror(-k));
+	req.pid = (uint32_t)refused;
+	k = open_result(c, &req);
+	CHECK(k < 0, "a debug file by build-id for the refused process, gone: %s", strerror(-k));
 
 	collector_free(c);
 	reap(outside);

@@ -860,30 +860,22 @@ static int collector_process_end(int pidfd)
 	return p.revents & (POLLIN | POLLHUP | POLLNVAL) ? -ESRCH : 0;
 }
 
-/*
- * The file a process that is gone mapped at the request's address, as its
- * MMAP2 record (which came only because it was admitted) gave it: only ever
- * that very file (device and inode), whatever the pid is now.
- */
-static int collector_open_recorded_file(Collector *c, const TargetFileRequest *request)
+/* The mapping a process of the session had at the request's address, as its MMAP2 record gave it. */
+static int collector_recorded_mapping(Collector *c, const TargetFileRequest *request,
+				      ProcessMapping *ret, char **ret_path)
 {
-	_cleanup_free_ char *path = NULL;
-	_cleanup_close_ int fd = -1;
 	const ProcessMapping *found;
-	ProcessMapping m = {};
+	char *path = NULL;
 	bool match;
-	struct stat st;
 
-	if (request->kind != TARGET_FILE_MAPPED)
-		return -ESRCH;
 	pthread_mutex_lock(&c->recorded_lock);
 	found = process_table_find_mapping(c->recorded, request->pid, request->address);
 	match = found && (request->inode == 0 ||
 			  (found->inode == request->inode && found->dev_major == request->dev_major &&
 			   found->dev_minor == request->dev_minor));
 	if (match) {
-		m = *found;
-		m.path = NULL;
+		*ret = *found;
+		ret->path = NULL;
 		path = strdup(found->path);
 	}
 	pthread_mutex_unlock(&c->recorded_lock);
@@ -891,15 +883,56 @@ static int collector_open_recorded_file(Collector *c, const TargetFileRequest *r
 		return -ESRCH;
 	if (!path)
 		return -ENOMEM;
-	fd = target_file_open_mapped(request->pid, &m, path);
-	if (fd < 0)
-		return fd;
-	/* a reused pid's map_files could name another file: only the recorded one leaves */
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (st.st_ino != m.inode || st.st_dev != makedev(m.dev_major, m.dev_minor))
-		return -EPERM;
-	return TAKE_FD(fd);
+	*ret_path = path;
+	return 0;
+}
+
+/*
+ * A file of a process that is gone, by what its records (which came only
+ * because it was admitted) said: the very file (device and inode) it mapped
+ * at the request's address, whatever the pid is now; debug files only as
+ * root's (its own uid is not known any more).
+ */
+static int collector_open_recorded_file(Collector *c, const TargetFileRequest *request)
+{
+	static const TargetOwner root_only = {};
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	ProcessMapping m;
+	struct stat st;
+	bool known;
+	int r;
+
+	switch (request->kind) {
+	case TARGET_FILE_MAPPED:
+		r = collector_recorded_mapping(c, request, &m, &path);
+		if (r < 0)
+			return r;
+		fd = target_file_open_mapped(request->pid, &m, path);
+		if (fd < 0)
+			return fd;
+		/* a reused pid's map_files could name another file: only the recorded one leaves */
+		if (fstat(fd, &st) < 0)
+			return negative_errno();
+		if (st.st_ino != m.inode || st.st_dev != makedev(m.dev_major, m.dev_minor))
+			return -EPERM;
+		return TAKE_FD(fd);
+	case TARGET_FILE_DEBUGLINK:
+		r = collector_recorded_mapping(c, request, &m, &path);
+		if (r < 0)
+			return r;
+		return target_file_open_remembered(request, &c->file_policy, &root_only, path);
+	case TARGET_FILE_BUILD_ID:
+	case TARGET_FILE_DEBUG_ALT:
+		pthread_mutex_lock(&c->recorded_lock);
+		known = process_table_find(c->recorded, request->pid) != NULL;
+		pthread_mutex_unlock(&c->recorded_lock);
+		if (!known)
+			return -ESRCH;
+		return target_file_open_remembered(request, &c->file_policy, &root_only, NULL);
+	default:
+		return -ESRCH;
+	}
 }
 
 /* A file of one process of a multi-process target, for a consumer that names the process. */
