@@ -96,3 +96,31 @@ in_container cmp /srv/debuginfo/workload-split "$cached" ||
 [[ $(in_container stat -c '%U %a' /var/cache/profd) == "root 700" ]] ||
 	fail "/var/cache/profd is $(in_container stat -c '%U %a' /var/cache/profd), want root 700"
 ok "with the drop-in, the debuginfod client in profd's sandbox fetched $cached"
+
+# profd itself, with the drop-in and this test's server: a stripped copy of
+# workload-split (no .symtab, no debuglink) has its debug info only there.
+# profd fetches it on its own thread while the first session runs; the cache
+# then names the next session's split_heavy.
+printf '[Service]\nEnvironment=DEBUGINFOD_URLS=%s\n' "$url" >"$ROOT/etc/systemd/system/profd.service.d/url.conf"
+in_container rm -rf "/var/cache/profd/debuginfod/$build_id"
+in_container systemctl daemon-reload
+in_container systemctl restart profd.service
+pid=$(wait_active)
+objcopy --strip-all "$ROOT$TESTS_BIN/workload-split" "$ROOT/usr/local/bin/workload-stripped"
+target=$(spawn_as root /usr/local/bin/workload-stripped 120 1)
+out=$(in_container profctl record -p "$target" -d 1 -o /root/stripped1.folded 2>&1) ||
+	fail "profd did not profile the stripped workload: $out"
+for _ in $(seq 600); do
+	in_container test -s "$cached" && break
+	sleep 0.1
+done
+in_container cmp /srv/debuginfo/workload-split "$cached" ||
+	fail "profd did not fetch $build_id into $cached: $(in_container journalctl -q -u profd.service -o cat | grep -i debuginfod | tail -3)"
+in_container journalctl -q -u profd.service -o cat | grep -q "fetched the debug info of build-id $build_id" ||
+	fail "profd did not log its fetch of $build_id"
+out=$(in_container profctl record -p "$target" -d 1 -o /root/stripped2.folded 2>&1) ||
+	fail "the second session of the stripped workload failed: $out"
+in_container grep -q split_heavy /root/stripped2.folded ||
+	fail "the session after the fetch does not name split_heavy: $(in_container head -c 300 /root/stripped2.folded)"
+in_container kill "$target"
+ok "with the drop-in, profd (pid $pid) fetched $build_id by itself into $cached; the next session names split_heavy"
