@@ -26,13 +26,15 @@ wait_until 30 runs_program "$SPAWNED" "$WORKLOAD_SPLIT" && wait_until 30 has_run
 running_vsize=$(awk '/^VmSize:/ { printf "%.0f\n", $2 * 1024 }' "/proc/$SPAWNED/status")
 kill "$SPAWNED"
 
-# the window (1 s) ends while the command (3 s, two threads) still runs
+# the window (1 s) ends while the command (6 s, two threads) still runs: long enough for
+# --local to name the window's samples (cold, libc's DWARF) and take the finish snapshot under
+# ASan on a loaded machine (at 3 s it had exited there, and the snapshots differed)
 for mode in daemon local; do
 	if [[ $mode == daemon ]]; then
-		pc record -d 1 -f record -o "$T/$mode.json" -- "$WORKLOAD_SPLIT" 3 2 2>"$T/err" ||
+		pc record -d 1 -f record -o "$T/$mode.json" -- "$WORKLOAD_SPLIT" 6 2 2>"$T/err" ||
 			fail "record -- CMD through profd failed: $(cat "$T/err")"
 	else
-		"$PROFCTL" --local record -d 1 -f record -o "$T/$mode.json" -- "$WORKLOAD_SPLIT" 3 2 \
+		"$PROFCTL" --local record -d 1 -f record -o "$T/$mode.json" -- "$WORKLOAD_SPLIT" 6 2 \
 			2>"$T/err" || fail "record --local -- CMD failed: $(cat "$T/err")"
 	fi
 	python3 - "$T/$mode.json" "$wl_id" "$running_vsize" "$mode" <<'EOP' || fail "the $mode record of a command does not describe it"
