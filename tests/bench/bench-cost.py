@@ -7,7 +7,8 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
   SECONDS) as profd's first session (nothing in its state directory, no unwinder helper
   running yet), then COLD sessions each on a fresh copy of the binary (a file profd has
   never seen: its own stack copy and names to learn, while the system libraries are
-  known), then WARM more on fresh processes of the first binary; CPU is
+  known; --cold-workload: copies of another program), then WARM more on fresh processes
+  of the first binary; CPU is
   what profd and its unwinder helpers used from the session's start until it is
   completed (sampling, unwinding, the files written at finish), divided by the samples
   the session kept. profd runs in a cgroup of its own (cgroup v2 cpu.stat usage_usec:
@@ -366,6 +367,8 @@ def main():
     ap.add_argument('--seconds', type=float, default=4)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--cold', type=int, default=3)
+    ap.add_argument('--cold-workload', help='the program the cold sessions run copies of '
+                    '(default: workload-split; it gets SECONDS+30 and THREADS as arguments)')
     ap.add_argument('--warm', type=int, default=3)
     ap.add_argument('--slowdown-runs', type=int, default=3)
     ap.add_argument('--fixed-work-millions', type=int, default=150)
@@ -391,11 +394,12 @@ def main():
         first = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
         base_first = base and profd_session(base, a.workload_split, a.threads, a.seconds, a.hz)
         cold, base_cold = [], []
+        cold_workload = a.cold_workload or a.workload_split
         for i in range(a.cold):
-            cold.append(cold_session(d, a.workload_split, a.threads, a.seconds, a.hz, i))
+            cold.append(cold_session(d, cold_workload, a.threads, a.seconds, a.hz, i))
             if base:
-                base_cold.append(cold_session(base, a.workload_split, a.threads, a.seconds,
-                                              a.hz, i))
+                base_cold.append(cold_session(base, cold_workload, a.threads, a.seconds, a.hz,
+                                              i))
         warm, base_warm = [], []
         for _ in range(a.warm):
             warm.append(profd_session(d, a.workload_split, a.threads, a.seconds, a.hz))
