@@ -141,7 +141,8 @@ container)
 	ok "a JIT's perf map in the container's /tmp, under its pid there: named from it"
 	;;
 static)
-	[[ $(file -b "$1") == *"statically linked"* ]] || fail "$1 is not statically linked"
+	# no program interpreter, no dynamic section: nothing but the executable is mapped from a file
+	! readelf -lW "$1" | grep -Eq '^ +(INTERP|DYNAMIC) ' || fail "$1 is not statically linked"
 	spawn "${AS_NOBODY[@]}" "$1" 120 1
 	wait_until 30 runs_exe $SPAWNED "$1" || fail "$1 did not start"
 	for who in nobody root; do

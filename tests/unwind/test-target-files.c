@@ -4,12 +4,14 @@
  * "files the target names") against real processes: a target running as
  * uid 65534 whose perf map is planted as a symlink, a FIFO, a file of another
  * user, an oversized file; mapped files replaced on disk; requests naming
- * paths outside the debug directories. Each would make a root profiler read
- * what the target could not, or hang.
+ * paths outside the debug directories; root's private files beside a mapped
+ * one. Each would make a root profiler read what the target could not, or
+ * hang.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -257,6 +259,76 @@ static void test_cache(const char *workload)
 	target_file_cache_free(cache);
 }
 
+/*
+ * Debug files beside a mapped file: root's files only if the target could read
+ * them. A target may map any world-readable file, and root's secrets lie
+ * beside some (/etc/shadow beside /etc/passwd).
+ */
+static void test_debuglink_readable(void)
+{
+	char dir[] = "/tmp/profd-target-files-XXXXXX", path[PATH_MAX];
+	static const struct {
+		const char *name;
+		uid_t uid;
+		mode_t mode;
+		int error; /* 0: served */
+	} files[] = {
+		{ "public.debug", 0, 0644, 0 },
+		{ "secret.debug", 0, 0600, -EPERM },
+		{ "grouped.debug", 0, 0640, -EPERM },
+		{ "own.debug", TARGET_UID, 0600, 0 },
+	};
+	int pipefd[2], fd;
+	uint64_t address;
+	pid_t pid;
+	char c;
+
+	CHECK(mkdtemp(dir) && chmod(dir, 0755) == 0, "mkdtemp: %m");
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, files[i].mode);
+		CHECK(fd >= 0 && fchown(fd, files[i].uid, 0) == 0 && fchmod(fd, files[i].mode) == 0,
+		      "create %s: %m", path);
+		safe_close(fd);
+	}
+	/* the target maps the world-readable one, as it may map /etc/passwd */
+	snprintf(path, sizeof(path), "%s/public.debug", dir);
+	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe: %m");
+	pid = fork();
+	if (pid == 0) {
+		int f = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (f < 0 || setresgid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
+		    setresuid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
+		    mmap(NULL, 4096, PROT_READ, MAP_SHARED, f, 0) == MAP_FAILED ||
+		    write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	CHECK(pid > 0 && read(pipefd[0], &c, 1) == 1, "cannot start the target");
+	close(pipefd[0]);
+	if (pid > 0) {
+		address = mapping_of(pid, path);
+		CHECK(address != 0, "the target does not map %s", path);
+		for (size_t i = 0; address && i < ELEMENTSOF(files); i++) {
+			fd = open_kind(TARGET_FILE_DEBUGLINK, pid, address, files[i].name, NULL);
+			if (files[i].error)
+				expect_error(fd, files[i].error, files[i].name);
+			else
+				CHECK(fd >= 0, "%s refused: %s", files[i].name, strerror(-fd));
+			safe_close(fd);
+		}
+		kill_target(pid);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* Names in requests never escape where their kind points. */
 static void test_names(void)
 {
@@ -297,5 +369,6 @@ int main(int argc, char **argv)
 	test_mapped(argv[1]);
 	test_cache(argv[1]);
 	test_names();
+	test_debuglink_readable();
 	return test_result();
 }

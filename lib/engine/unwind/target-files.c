@@ -84,9 +84,26 @@ static bool owned_by(const struct stat *st, const TargetOwner *owner)
 }
 
 /*
+ * Could the target read the file itself, by its owner and mode? Being root's
+ * is not enough: root's private files lie beside files any target may map
+ * (/etc/shadow beside /etc/passwd, a key beside /etc/ssh/ssh_config) and a
+ * target can bind-mount them over its perf map in a mount namespace of its
+ * own. Group read is not honoured: debug files are world-readable.
+ */
+static bool readable_by(const struct stat *st, const TargetOwner *owner)
+{
+	if (st->st_mode & S_IROTH)
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(owner->uids); i++)
+		if ((uint32_t)st->st_uid == owner->uids[i] && (st->st_mode & S_IRUSR))
+			return true;
+	return false;
+}
+
+/*
  * Open a file the target names: not through a final symlink, never blocking
- * (a FIFO planted in its place), a regular file of the target's uid or root,
- * at most 'max' bytes.
+ * (a FIFO planted in its place), a regular file of the target's uid or root
+ * that the target could read, at most 'max' bytes.
  */
 static int open_owned(const char *path, const TargetOwner *owner, uint64_t max)
 {
@@ -98,7 +115,7 @@ static int open_owned(const char *path, const TargetOwner *owner, uint64_t max)
 		return errno == ELOOP ? -EPERM : negative_errno();
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
-	if (!S_ISREG(st.st_mode) || !owned_by(&st, owner))
+	if (!S_ISREG(st.st_mode) || !owned_by(&st, owner) || !readable_by(&st, owner))
 		return -EPERM;
 	if ((uint64_t)st.st_size > max)
 		return -EFBIG;
