@@ -7,7 +7,7 @@
 #              does not exist on the host (also profctl --local), from a path where the
 #              host has another program, stripped with its debug file beside it there,
 #              and a JIT with its perf map in its own /tmp: named through the target's
-#              root (never the host's files)
+#              root (never the host's files); chroot'd, stripped, its debug file beside it
 #   static     a statically linked C program without frame pointers: named, 3:1
 #   cxx-throw  C++ that throws and catches in its hot path: frames named through the
 #              throw (libstdc++'s and libgcc's unwinder) up to main
@@ -127,6 +127,17 @@ container)
 	check_split "$T/decoy.folded"
 	check "$T/decoy.folded" absent 'demo::'
 	ok "another program at that path on the host: the container's own is named"
+
+	# chroot'd (no namespaces): /proc/PID/maps names its files from our root, not its own; a
+	# stripped static program (nothing else to put in the chroot), its debug file beside it
+	mkdir -p "$T/chroot/app"
+	objcopy --only-keep-debug "$5" "$T/chroot/app/static.debug"
+	objcopy --strip-all --add-gnu-debuglink="$T/chroot/app/static.debug" "$5" "$T/chroot/app/static"
+	spawn chroot --userspec=$NOBODY:$NOBODY "$T/chroot" /app/static 120 1
+	wait_until 30 runs_exe $SPAWNED "$T/chroot/app/static" || fail "the chroot'd program did not start"
+	record "${AS_NOBODY[@]}" -- $SPAWNED "$T/chroot.folded"
+	check_split "$T/chroot.folded"
+	ok "a chroot'd stripped program, its debug file beside it: named from that file"
 
 	# a JIT writing its perf map into the container's own /tmp, named by its pid in there; the
 	# host's /tmp has a map under its host pid, naming everything otherwise

@@ -266,26 +266,49 @@ static bool try_candidate(const char *path, const TargetOwner *owner, int *fd_or
 	return false;
 }
 
-/* Beside the mapped file 'path', in its .debug/, then under each debug directory + its directory. */
-static int open_debuglink(const TargetFileRequest *req, const char *const *debug_dirs,
-			  const TargetOwner *owner, const char *path)
+/* Beside the mapped file 'path' as 'root' (a path prefix) has it, then in its .debug/. */
+static bool try_beside(const TargetFileRequest *req, const TargetOwner *owner, const char *root,
+		       const char *path, int dir_len, int *fd_or_error)
 {
 	static const char *const beside[] = { "", "/.debug" };
+
+	for (size_t i = 0; i < ELEMENTSOF(beside); i++) {
+		_cleanup_free_ char *candidate = NULL;
+
+		if (asprintf(&candidate, "%s%.*s%s/%s", root, dir_len, path, beside[i], req->name) <
+		    0) {
+			*fd_or_error = -ENOMEM;
+			return true;
+		}
+		if (try_candidate(candidate, owner, fd_or_error))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Beside the mapped file 'path' (mapped at 'm', NULL if unknown), in its
+ * .debug/, then under each debug directory + its directory. Beside it in the
+ * target's root; failing that, in ours when 'path' is the mapped file there:
+ * /proc/PID/maps names a chroot'd target's files from the reader's root.
+ */
+static int open_debuglink(const TargetFileRequest *req, const char *const *debug_dirs,
+			  const TargetOwner *owner, const char *path, const ProcessMapping *m)
+{
+	_cleanup_close_ int ours = -1;
+	char root[48];
 	const char *slash;
 	int result = -ENOENT;
 	int dir_len;
 
 	slash = strrchr(path, '/');
 	dir_len = (int)(slash - path);
-	for (size_t i = 0; i < ELEMENTSOF(beside); i++) {
-		_cleanup_free_ char *candidate = NULL;
-
-		if (asprintf(&candidate, "/proc/%" PRIu32 "/root%.*s%s/%s", req->pid, dir_len, path,
-			     beside[i], req->name) < 0)
-			return -ENOMEM;
-		if (try_candidate(candidate, owner, &result))
-			return result;
-	}
+	snprintf(root, sizeof(root), "/proc/%" PRIu32 "/root", req->pid);
+	if (try_beside(req, owner, root, path, dir_len, &result))
+		return result;
+	ours = m ? open_identical(path, m) : -ENOENT;
+	if (ours >= 0 && try_beside(req, owner, "", path, dir_len, &result))
+		return result;
 	for (const char *const *d = debug_dirs; *d; d++) {
 		_cleanup_free_ char *candidate = NULL;
 
@@ -410,16 +433,20 @@ static const char *const *policy_debug_dirs(const TargetFilePolicy *policy)
 	return policy && policy->debug_dirs ? policy->debug_dirs : default_debug_dirs;
 }
 
-/* Debug files: by the target's owner, and for debuglinks the path of the file it maps. */
+/*
+ * Debug files: by the target's owner, and for debuglinks the path of the file
+ * it maps (and that mapping, if the target still runs).
+ */
 static int open_debug_kind(const TargetFileRequest *req, const TargetFilePolicy *policy,
-			   const TargetOwner *owner, const char *mapped_path)
+			   const TargetOwner *owner, const char *mapped_path,
+			   const ProcessMapping *m)
 {
 	const char *const *debug_dirs = policy_debug_dirs(policy);
 	int r;
 
 	switch (req->kind) {
 	case TARGET_FILE_DEBUGLINK:
-		return mapped_path ? open_debuglink(req, debug_dirs, owner, mapped_path) : -ESRCH;
+		return mapped_path ? open_debuglink(req, debug_dirs, owner, mapped_path, m) : -ESRCH;
 	case TARGET_FILE_BUILD_ID:
 		r = open_build_id(req, debug_dirs, owner);
 		if (r == -ENOENT && policy && policy->fetch)
@@ -441,7 +468,7 @@ int target_file_open_remembered(const TargetFileRequest *request, const TargetFi
 {
 	int r = validate(request);
 
-	return r < 0 ? r : open_debug_kind(request, policy, owner, mapped_path);
+	return r < 0 ? r : open_debug_kind(request, policy, owner, mapped_path, NULL);
 }
 
 int target_file_open(const TargetFileRequest *request, void *userdata)
@@ -474,5 +501,5 @@ int target_file_open(const TargetFileRequest *request, void *userdata)
 		if (r < 0)
 			return r;
 	}
-	return open_debug_kind(request, policy, &owner, path);
+	return open_debug_kind(request, policy, &owner, path, path ? &m : NULL);
 }
