@@ -329,6 +329,68 @@ static void test_debuglink_readable(void)
 	rmdir(dir);
 }
 
+/*
+ * A target's root is where its files are looked up, all the way: a chroot'd
+ * target whose /tmp is an absolute symlink would otherwise lead profd to the
+ * directory of that name in its own root.
+ */
+static void test_perf_map_in_root(void)
+{
+	char dir[] = "/tmp/profd-target-root-XXXXXX", jail[64], outside[64], link[80], path[128];
+	int pipefd[2], fd;
+	pid_t pid;
+	char c;
+
+	CHECK(mkdtemp(dir) && chmod(dir, 0755) == 0, "mkdtemp: %m");
+	snprintf(jail, sizeof(jail), "%s/jail", dir);
+	snprintf(outside, sizeof(outside), "%s/outside", dir);
+	CHECK(mkdir(jail, 0755) == 0 && mkdir(outside, 0755) == 0, "mkdir: %m");
+	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe: %m");
+	pid = fork();
+	if (pid == 0) {
+		if (chroot(jail) < 0 || chdir("/") < 0 ||
+		    setresgid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
+		    setresuid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 || write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	CHECK(pid > 0 && read(pipefd[0], &c, 1) == 1, "cannot start the target");
+	close(pipefd[0]);
+	if (pid > 0) {
+		/* its /tmp links to an absolute path, which names a map in our root */
+		snprintf(link, sizeof(link), "%s/tmp", jail);
+		CHECK(symlink(outside, link) == 0, "symlink: %m");
+		snprintf(path, sizeof(path), "%s/perf-%d.map", outside, (int)pid);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		CHECK(fd >= 0, "create %s: %m", path);
+		safe_close(fd);
+		expect_error(open_kind(TARGET_FILE_PERF_MAP, pid, 0, NULL, NULL), -EPERM,
+			     "a map through an absolute symlink in the target's root");
+
+		/* its own /tmp: served */
+		CHECK(unlink(link) == 0 && mkdir(link, 01777) == 0 && chmod(link, 01777) == 0,
+		      "mkdir %s: %m", link);
+		snprintf(path, sizeof(path), "%s/perf-%d.map", link, (int)pid);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		CHECK(fd >= 0, "create %s: %m", path);
+		safe_close(fd);
+		fd = open_kind(TARGET_FILE_PERF_MAP, pid, 0, NULL, NULL);
+		CHECK(same_file(fd, path), "the chroot'd target's own map is not served: %s",
+		      fd < 0 ? strerror(-fd) : "another file");
+		safe_close(fd);
+		kill_target(pid);
+		unlink(path);
+		rmdir(link);
+		snprintf(path, sizeof(path), "%s/perf-%d.map", outside, (int)pid);
+		unlink(path);
+	}
+	rmdir(outside);
+	rmdir(jail);
+	rmdir(dir);
+}
+
 /* Names in requests never escape where their kind points. */
 static void test_names(void)
 {
@@ -370,5 +432,6 @@ int main(int argc, char **argv)
 	test_cache(argv[1]);
 	test_names();
 	test_debuglink_readable();
+	test_perf_map_in_root();
 	return test_result();
 }

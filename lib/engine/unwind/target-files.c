@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,19 +101,64 @@ static bool readable_by(const struct stat *st, const TargetOwner *owner)
 	return false;
 }
 
+#define OPEN_NAMED_FLAGS (O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+
 /*
- * Open a file the target names: not through a final symlink, never blocking
- * (a FIFO planted in its place), a regular file of the target's uid or root
- * that the target could read, at most 'max' bytes.
+ * 'path' (absolute) in the root of process 'pid', every directory on the way
+ * opened without following a symlink: an absolute link there would resolve
+ * in profd's root, not the target's (a container's /tmp linked to a host
+ * directory). Not openat2(RESOLVE_IN_ROOT): profd.service's seccomp filter
+ * makes it fail with ENOSYS (see sampling-target.c).
  */
-static int open_owned(const char *path, const TargetOwner *owner, uint64_t max)
+static int open_in_root(uint32_t pid, const char *path)
+{
+	_cleanup_close_ int dir = -1;
+	char root[48];
+
+	snprintf(root, sizeof(root), "/proc/%" PRIu32 "/root", pid);
+	dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	for (const char *p = path + strspn(path, "/");;) {
+		size_t len = strcspn(p, "/");
+		char name[NAME_MAX + 1];
+		int next;
+
+		if (len == 0 || len > NAME_MAX || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		p += len;
+		p += strspn(p, "/");
+		if (!*p) {
+			next = openat(dir, name, OPEN_NAMED_FLAGS);
+			return next < 0 ? negative_errno() : next;
+		}
+		next = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			return errno == ENOTDIR ? -ELOOP : negative_errno();
+		safe_close(dir);
+		dir = next;
+	}
+}
+
+/*
+ * Open a file the target names, in the root of process 'root_of' (0: in
+ * ours): not through a symlink, never blocking (a FIFO planted in its
+ * place), a regular file of the target's uid or root that the target could
+ * read, at most 'max' bytes.
+ */
+static int open_owned(uint32_t root_of, const char *path, const TargetOwner *owner, uint64_t max)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (root_of)
+		fd = open_in_root(root_of, path);
+	else if ((fd = open(path, OPEN_NAMED_FLAGS)) < 0)
+		fd = negative_errno();
 	if (fd < 0)
-		return errno == ELOOP ? -EPERM : negative_errno();
+		return fd == -ELOOP ? -EPERM : fd;
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
 	if (!S_ISREG(st.st_mode) || !owned_by(&st, owner) || !readable_by(&st, owner))
@@ -252,10 +298,12 @@ static int open_mapped_kind(const TargetFileRequest *req)
 	return TAKE_FD(fd);
 }
 
-/* Try 'path'; keep the first success, or the most telling error so far. */
-static bool try_candidate(const char *path, const TargetOwner *owner, int *fd_or_error)
+/* Try 'path' (in the root of 'root_of', 0: ours); keep the first success, or the most telling
+ * error so far. */
+static bool try_candidate(uint32_t root_of, const char *path, const TargetOwner *owner,
+			  int *fd_or_error)
 {
-	int fd = open_owned(path, owner, TARGET_FILE_DEBUG_MAX);
+	int fd = open_owned(root_of, path, owner, TARGET_FILE_DEBUG_MAX);
 
 	if (fd >= 0) {
 		*fd_or_error = fd;
@@ -266,8 +314,8 @@ static bool try_candidate(const char *path, const TargetOwner *owner, int *fd_or
 	return false;
 }
 
-/* Beside the mapped file 'path' as 'root' (a path prefix) has it, then in its .debug/. */
-static bool try_beside(const TargetFileRequest *req, const TargetOwner *owner, const char *root,
+/* Beside the mapped file 'path' in the root of 'root_of' (0: ours), then in its .debug/. */
+static bool try_beside(const TargetFileRequest *req, const TargetOwner *owner, uint32_t root_of,
 		       const char *path, int dir_len, int *fd_or_error)
 {
 	static const char *const beside[] = { "", "/.debug" };
@@ -275,12 +323,11 @@ static bool try_beside(const TargetFileRequest *req, const TargetOwner *owner, c
 	for (size_t i = 0; i < ELEMENTSOF(beside); i++) {
 		_cleanup_free_ char *candidate = NULL;
 
-		if (asprintf(&candidate, "%s%.*s%s/%s", root, dir_len, path, beside[i], req->name) <
-		    0) {
+		if (asprintf(&candidate, "%.*s%s/%s", dir_len, path, beside[i], req->name) < 0) {
 			*fd_or_error = -ENOMEM;
 			return true;
 		}
-		if (try_candidate(candidate, owner, fd_or_error))
+		if (try_candidate(root_of, candidate, owner, fd_or_error))
 			return true;
 	}
 	return false;
@@ -296,25 +343,23 @@ static int open_debuglink(const TargetFileRequest *req, const char *const *debug
 			  const TargetOwner *owner, const char *path, const ProcessMapping *m)
 {
 	_cleanup_close_ int ours = -1;
-	char root[48];
 	const char *slash;
 	int result = -ENOENT;
 	int dir_len;
 
 	slash = strrchr(path, '/');
 	dir_len = (int)(slash - path);
-	snprintf(root, sizeof(root), "/proc/%" PRIu32 "/root", req->pid);
-	if (try_beside(req, owner, root, path, dir_len, &result))
+	if (try_beside(req, owner, req->pid, path, dir_len, &result))
 		return result;
 	ours = m ? open_identical(path, m) : -ENOENT;
-	if (ours >= 0 && try_beside(req, owner, "", path, dir_len, &result))
+	if (ours >= 0 && try_beside(req, owner, 0, path, dir_len, &result))
 		return result;
 	for (const char *const *d = debug_dirs; *d; d++) {
 		_cleanup_free_ char *candidate = NULL;
 
 		if (asprintf(&candidate, "%s%.*s/%s", *d, dir_len, path, req->name) < 0)
 			return -ENOMEM;
-		if (try_candidate(candidate, owner, &result))
+		if (try_candidate(0, candidate, owner, &result))
 			return result;
 	}
 	return result;
@@ -332,7 +377,7 @@ static int open_build_id(const TargetFileRequest *req, const char *const *debug_
 
 		if (asprintf(&candidate, "%s/.build-id/%.2s/%s.debug", *d, hex, hex + 2) < 0)
 			return -ENOMEM;
-		if (try_candidate(candidate, owner, &result))
+		if (try_candidate(0, candidate, owner, &result))
 			return result;
 	}
 	return result;
@@ -364,7 +409,7 @@ static int open_debug_alt(const TargetFileRequest *req, const char *const *debug
 {
 	for (const char *const *d = debug_dirs; *d; d++)
 		if (is_inside(req->name, *d))
-			return open_owned(req->name, owner, TARGET_FILE_DEBUG_MAX);
+			return open_owned(0, req->name, owner, TARGET_FILE_DEBUG_MAX);
 	return -EPERM;
 }
 
@@ -377,11 +422,10 @@ static int open_perf_map(const TargetFileRequest *req)
 	r = target_owner_read(req->pid, &owner);
 	if (r < 0)
 		return r;
-	/* its own /tmp, seen through its root: right for containers and private /tmp alike */
-	if (asprintf(&path, "/proc/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", req->pid,
-		     target_namespace_pid(req->pid)) < 0)
+	/* its own /tmp, in its root: right for containers and private /tmp alike */
+	if (asprintf(&path, "/tmp/perf-%" PRIu32 ".map", target_namespace_pid(req->pid)) < 0)
 		return -ENOMEM;
-	return open_owned(path, &owner, TARGET_FILE_PERF_MAP_MAX);
+	return open_owned(req->pid, path, &owner, TARGET_FILE_PERF_MAP_MAX);
 }
 
 static int open_kernel_file(const char *path, const TargetFilePolicy *policy)
