@@ -79,10 +79,15 @@ in_container() {
 	inner=$dir/opt/app/$(basename "${files[0]}")
 	spawn env CONTAINER_TMP="${CONTAINER_TMP:-}" \
 		unshare --mount --pid --fork --kill-child --mount-proc --propagation private \
-		bash -c '{ [[ -z $CONTAINER_TMP ]] ||
-			{ mount -t tmpfs -o mode=1777 profd-test /tmp && mkdir -p "$1"; }; } &&
-			mount -t tmpfs -o mode=755 profd-test "$1" && mkdir -p "$1/opt/app" &&
-			cp "${@:3:$2}" "$1/opt/app" || exit; shift $(($2 + 2)); "$@" & wait' \
+		bash -c 'mkdir -p "$1" && mount -t tmpfs -o mode=755 profd-test "$1" &&
+			mkdir -p "$1/opt/app" && cp "${@:3:$2}" "$1/opt/app" || exit
+			# a /tmp of its own: mounted after the copy, the files may live in the host'"'"'s /tmp
+			if [[ -n $CONTAINER_TMP ]]; then
+				mount --move "$1" /mnt && rmdir "$1" &&
+					mount -t tmpfs -o mode=1777 profd-test /tmp && mkdir -p "$1" &&
+					mount --move /mnt "$1" || exit
+			fi
+			shift $(($2 + 2)); "$@" & wait' \
 		_ "$dir" ${#files[@]} "${files[@]}" "${AS_NOBODY[@]}" "$inner" "$@"
 	wait_until 30 child_of "$SPAWNED" >/dev/null || fail "the container did not start"
 	init=$(child_of "$SPAWNED")
