@@ -41,9 +41,20 @@ static int parse_id_argument(int argc, char **argv, const char *usage, const cha
 	return 1;
 }
 
+/* A session's Target (pid:N, cgroup:PATH, unit:NAME, system); NULL when it is gone meanwhile. */
+static char *session_target(sd_bus *bus, const char *path)
+{
+	char *target = NULL;
+
+	if (sd_bus_get_property_string(bus, PROFD_BUS_NAME, path, PROFD_SESSION_INTERFACE, "Target",
+				       NULL, &target) < 0)
+		return NULL;
+	return target;
+}
+
 int verb_sessions(const ProfctlContext *ctx, int argc, char **argv)
 {
-	static const char *const headers[] = { "ID", "PID", "STATE", "PATH" };
+	static const char *const headers[] = { "ID", "PID", "STATE", "TARGET", "PATH" };
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	_cleanup_(json_decrefp) json_t *array = json_array();
@@ -63,12 +74,15 @@ int verb_sessions(const ProfctlContext *ctx, int argc, char **argv)
 
 	r = sd_bus_message_enter_container(reply, 'a', "(sous)");
 	while (r >= 0 && (r = sd_bus_message_read(reply, "(sous)", &id, &path, &pid, &state)) > 0) {
+		/* ListSessions keeps its signature: the target is each session's property */
+		_cleanup_free_ char *target = session_target(bus, path);
 		char pid_text[16];
 
 		snprintf(pid_text, sizeof(pid_text), "%" PRIu32, pid);
-		if (table_add_row(table, (const char *const[]){ id, pid_text, state, path }) < 0 ||
-		    json_array_append_new(array, json_pack("{s:s, s:s, s:I, s:s}", "id", id, "path", path,
-							  "pid", (json_int_t)pid, "state", state)) < 0)
+		if (table_add_row(table, (const char *const[]){ id, pid_text, state, target, path }) < 0 ||
+		    json_array_append_new(array, json_pack("{s:s, s:s, s:I, s:s, s:s?}", "id", id,
+							  "path", path, "pid", (json_int_t)pid,
+							  "state", state, "target", target)) < 0)
 			r = -ENOMEM;
 	}
 	if (r < 0) {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # StartSession with pid 0 and one of the options cgroup, unit, system: the
 # processes of a cgroup (one started mid-session) and nothing outside it, the
-# whole machine, the Target property, the run's identity and the cgroup's
+# whole machine, the Target property (and profctl sessions' TARGET column), the run's identity and the cgroup's
 # resources; option errors; and who may profile what (DESIGN.md §8) as uid
 # 65534 and uid 2: its own cgroup below user@UID.service (two processes in
 # it, one started mid-session) is profiled, named by the user's sandboxed unwinder; root's cgroup,
@@ -86,6 +86,8 @@ s=$(start_session 0 199 3000000 1 cgroup s "$mount$cg")
 [[ $(prop "$s" Target) == "cgroup:$cg" ]] || fail "Target is '$(prop "$s" Target)', not cgroup:$cg"
 [[ $(prop "$s" Pid) == 0 ]] || fail "a cgroup session's Pid is $(prop "$s" Pid)"
 mgr ListSessions | grep -q "\"${s##*/}\" \"$s\" 0 " || fail "ListSessions lacks pid 0: $(mgr ListSessions)"
+"$PROFCTL" --address="$BUS" sessions | grep -qE "^${s##*/} +0 +sampling +cgroup:$cg +$s$" ||
+	fail "profctl sessions lacks the target cgroup:$cg: $("$PROFCTL" --address="$BUS" sessions)"
 ran() { (($(cpu_ticks "$1") >= $2)); }
 wait_until 60 ran "$inside" 10 || fail "the first workload did not run 0.1 s"
 spawn_in $cg "$WORKLOAD_SPLIT" 120 1
@@ -103,11 +105,13 @@ run=$(bctl call $DEST $MGR_PATH $MGR GetRun s "$(prop "$s" RunId)" | sed 's/\\"/
 # the cgroup's CPU time (cpu.stat): its two busy processes ran all the window
 grep -Eq '"resources":\{[^}]*"cpu_time_ms":[1-9]' <<<"$run" ||
 	fail "the run has no CPU time of the cgroup: $(grep -o '"resources":{[^}]*' <<<"$run")"
-ok "cgroup: processes $inside and $late (joined mid-session) inside, $outside outside left out; Target, run identity and cgroup CPU time"
+ok "cgroup: processes $inside and $late (joined mid-session) inside, $outside outside left out; Target (in profctl sessions too), run identity and cgroup CPU time"
 
 # --- the whole machine: the two workloads the test started, each under its own process frame
 s=$(start_session 0 99 1500000 1 system b true)
 [[ $(prop "$s" Target) == system ]] || fail "Target is '$(prop "$s" Target)', not system"
+"$PROFCTL" --address="$BUS" sessions | grep -qE "^${s##*/} +0 +[a-z]+ +system +$s$" ||
+	fail "profctl sessions lacks the target system: $("$PROFCTL" --address="$BUS" sessions)"
 [[ $(wait_finished "$s" 120) == completed ]] || fail "the system session failed: $(prop "$s" Error)"
 folded=$(folded_of "$s")
 for p in $inside $outside; do

@@ -47,11 +47,14 @@ target=$SPAWNED
 bctl call $DEST $MGR_PATH $MGR StartSession uuta{sv} "$target" 499 20000000 0 >"$T/start" ||
 	fail "StartSession failed"
 id=$(awk '{ gsub(/"/, "", $2); print $2 }' "$T/start")
-pc sessions | grep -qE "^$id +$target +sampling" || fail "sessions does not list '$id' sampling: $(pc sessions)"
+pc sessions | grep -qE "^ID +PID +STATE +TARGET +PATH$" || fail "sessions has no header: $(pc sessions)"
+pc sessions | grep -qE "^$id +$target +sampling +pid:$target +/" || fail "sessions does not list '$id' sampling pid:$target: $(pc sessions)"
+pc --json sessions | python3 -c 'import json,sys; s=json.load(sys.stdin); assert any(x["target"] == "pid:" + sys.argv[1] for x in s), s' "$target" ||
+	fail "sessions --json lacks the target"
 pc status "$id" | grep -qE "^ +State: sampling$" || fail "status: $(pc status "$id")"
 pc --json status "$id" | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["Pid"] == int(sys.argv[1])' "$target" ||
 	fail "status --json lacks Pid"
-ok "sessions and status show the running session"
+ok "sessions (with its target) and status show the running session"
 
 has_samples() { (($(prop "$path" SamplesCaptured) > 0)); }
 path=$(awk '{ gsub(/"/, "", $3); print $3 }' "$T/start")
