@@ -25,6 +25,12 @@
 
 /* Longest wait for running sessions to be saved and requests answered. */
 #define STOP_TIMEOUT_USEC (20ULL * 1000000ULL)
+/*
+ * How long an unwinder with work may say nothing once stopping: well within
+ * the wait above, so that a hung one's sessions end "failed" with its reason
+ * (and their files are written) rather than being cut off unfinished.
+ */
+#define STOP_UNWINDER_TIMEOUT_USEC (STOP_TIMEOUT_USEC / 2)
 /* Calls answered with NoServer after the loop, at most: callers may keep coming. */
 #define REFUSE_MAX 10000
 
@@ -100,6 +106,8 @@ void manager_begin_stop(Manager *m, int exit_status)
 		log_info("stopping: ending %u running sessions", manager_count_busy_sessions(m, (uid_t)-1));
 		sd_notify(false, "STOPPING=1\nSTATUS=saving running sessions");
 		manager_release_name(m);
+		if (m->unwinders)
+			unwinder_pool_hurry(m->unwinders, STOP_UNWINDER_TIMEOUT_USEC);
 		r = sd_event_add_post(m->event, &m->stop_check, on_stop_check, m);
 		if (r >= 0)
 			r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);

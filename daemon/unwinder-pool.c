@@ -56,6 +56,8 @@ struct UnwinderPool {
 	Attachment *attachments;
 	uint64_t next_id;
 	sd_event_source *watchdog;
+	uint64_t timeout_usec; /* options.timeout_usec, or shorter once hurried */
+	bool hurried;          /* profd is stopping (unwinder_pool_hurry()) */
 };
 
 static uint64_t now_usec(void)
@@ -374,12 +376,15 @@ static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	UnwinderPool *p = userdata;
 	uint64_t now = now_usec();
+	char why[96];
 
 	for (Helper *h = p->helpers, *next; h; h = next) {
 		next = h->next;
-		if (h->n_attached > 0 && now - h->last_heard > p->options.timeout_usec)
-			helper_fail(h, -ETIMEDOUT, "did not answer in time; killed");
-		else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
+		if (h->n_attached > 0 && now - h->last_heard > p->timeout_usec) {
+			snprintf(why, sizeof(why), "did not answer in time (%" PRIu64 " s%s); killed",
+				 p->timeout_usec / 1000000, p->hurried ? ", profd is stopping" : "");
+			helper_fail(h, -ETIMEDOUT, why);
+		} else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
 			helper_fail(h, 0, NULL);
 	}
 	/* no unwinder, nothing to watch: no wakeups while profd is idle */
@@ -493,6 +498,13 @@ void unwinder_pool_detach(UnwinderPool *p, uint64_t id)
 	attachment_remove(p, a);
 }
 
+void unwinder_pool_hurry(UnwinderPool *p, uint64_t timeout_usec)
+{
+	p->hurried = true;
+	if (timeout_usec < p->timeout_usec)
+		p->timeout_usec = timeout_usec;
+}
+
 pid_t unwinder_pool_get_pid(UnwinderPool *p, uid_t owner)
 {
 	for (Helper *h = p->helpers; h; h = h->next)
@@ -510,6 +522,7 @@ int unwinder_pool_new(sd_event *event, const UnwinderPoolOptions *options, Unwin
 		return -ENOMEM;
 	p->event = sd_event_ref(event);
 	p->options = *options;
+	p->timeout_usec = options->timeout_usec;
 	p->path = strdup(options->path);
 	if (!p->path) {
 		unwinder_pool_free(p);

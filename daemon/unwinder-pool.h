@@ -64,5 +64,12 @@ int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Colle
 /* Forget an attachment ('done' will not run); the unwinder drops the session. */
 void unwinder_pool_detach(UnwinderPool *p, uint64_t id);
 
+/*
+ * profd is stopping: an unwinder with work that says nothing for 'timeout_usec'
+ * (or the configured time, when shorter) hangs from now on, so that its
+ * sessions fail within the stop's wait instead of being cut off by it.
+ */
+void unwinder_pool_hurry(UnwinderPool *p, uint64_t timeout_usec);
+
 /* The unwinder process of 'owner', or 0 when none runs (for status and tests). */
 pid_t unwinder_pool_get_pid(UnwinderPool *p, uid_t owner);

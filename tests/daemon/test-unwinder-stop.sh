@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# profd stopping (SIGTERM) while one user's unwinder hangs (SIGSTOP), with the
+# default UnwinderTimeoutSec (30 s), longer than profd's 20 s wait for its
+# sessions: the hung unwinder is given up on within that wait, so its uid's
+# session is saved "failed" with the reason, not cut off "interrupted"; the
+# other user's session completes with nothing lost; profd exits 0 by itself,
+# before its own stop timeout; the hung unwinder is killed.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/unwinder-lib.sh"
+
+cat >"$T/profd.conf" <<EOC
+[Profiler]
+UnwinderTimeoutSec=30
+EOC
+start_bus
+start_profd
+
+spawn_workload 2 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 2
+nobody_target=$SPAWNED
+spawn_workload 2 "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 300 2
+other_target=$SPAWNED
+
+a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 120000000)
+b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 120000000)
+[[ -n $a && -n $b ]] || fail "the sessions did not start"
+wait_until 30 sampled "$a" || fail "uid $NOBODY's session took no sample"
+wait_until 30 sampled "$b" || fail "uid $OTHER's session took no sample"
+wait_until 30 has_unwinder $NOBODY || fail "no unwinder for uid $NOBODY"
+hung=$(unwinder_pid $NOBODY)
+kill -STOP "$hung"
+stop_profd TERM
+[[ $PROFD_RC == 0 ]] || fail "profd exited $PROFD_RC when stopped beside a hung unwinder"
+! grep -q 'did not finish within' "$T/profd.log" ||
+	fail "profd waited for the hung unwinder until its own stop timeout: $(grep 'did not finish within' "$T/profd.log")"
+grep -q "unwinder of uid $NOBODY (pid $hung): did not answer in time (10 s, profd is stopping); killed" "$T/profd.log" ||
+	fail "the hung unwinder was not given up on: $(grep unwinder "$T/profd.log")"
+! kill -0 "$hung" 2>/dev/null || fail "the hung unwinder $hung still runs"
+ok "stopped beside a hung unwinder, profd gave up on it within its wait and exited 0"
+
+# what the sessions' files say, read back by the next profd
+start_profd
+[[ $(prop "$a" State) == failed ]] || fail "uid $NOBODY's session is '$(prop "$a" State)', not failed"
+err=$(prop "$a" Error)
+[[ $err == *"the unwinder of uid $NOBODY did not answer in time"* && $err != *interrupted* ]] ||
+	fail "uid $NOBODY's session ended with an unclear error: $err"
+[[ $(prop "$b" State) == completed ]] || fail "uid $OTHER's session is '$(prop "$b" State)': $(prop "$b" Error)"
+(($(prop "$b" SamplesCaptured) > 0)) || fail "uid $OTHER's session kept no sample"
+[[ $(prop "$b" SamplesDropped) == 0 ]] ||
+	fail "uid $OTHER's session dropped $(prop "$b" SamplesDropped) beside a hung unwinder: $(drops "$b")"
+ok "the hung unwinder's session failed ($err); uid $OTHER's completed with $(prop "$b" SamplesCaptured) samples, none dropped"
