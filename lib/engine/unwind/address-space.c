@@ -56,6 +56,7 @@ static ModuleInfo *module_info_free(ModuleInfo *m)
 	free(m->build_id);
 	symbol_module_unpin(m->module);
 	cu_index_free(m->cu_index);
+	symbol_index_free(m->symbol_index);
 	free(m);
 	return NULL;
 }

@@ -17,6 +17,7 @@
 #include "debug-file.h"
 #include "process-maps.h"
 #include "symbol-cache.h"
+#include "symbol-index.h"
 #include "target-files.h"
 
 typedef struct ModuleInfo {
@@ -33,8 +34,10 @@ typedef struct ModuleInfo {
 	/* the mapping of its code: [map_start, map_limit) maps the file from map_offset on */
 	uint64_t map_start, map_limit, map_offset;
 	CuIndex *cu_index;   /* built when libdw cannot find a unit by itself */
+	SymbolIndex *symbol_index; /* built on the first address named */
 	uint64_t mapped_for; /* the resolver's profile generation told where it is mapped */
 	bool cu_index_built;
+	bool symbol_index_built;
 	bool naming_failed;  /* its ModuleNaming could not be made: not again this session */
 } ModuleInfo;
 

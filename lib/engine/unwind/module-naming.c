@@ -41,6 +41,7 @@ ModuleNaming *module_naming_free(ModuleNaming *n)
 	if (n->dwfl)
 		dwfl_end(n->dwfl);
 	cu_index_free(n->info.cu_index);
+	symbol_index_free(n->info.symbol_index);
 	pthread_mutex_destroy(&n->lock);
 	free(n);
 	return NULL;
@@ -141,6 +142,11 @@ int module_naming_new(const ModuleInfo *info, ModuleNaming **ret)
 	/* everything libdwfl looks for, now, while the session's opener is there */
 	n->bytes = debug_bytes(n->mod);
 	(void)dwfl_module_getsymtab(n->mod);
+	/* its symbols by address now, so that the cache counts them with the module */
+	n->info.symbol_index_built = true;
+	if (symbol_index_build(n->mod, &n->info.symbol_index) < 0)
+		n->info.symbol_index = NULL;
+	n->bytes += symbol_index_bytes(n->info.symbol_index);
 	if (n->info.source.last_error == -EAGAIN)
 		return -EAGAIN;
 	n->info.source.files = &opener_none;

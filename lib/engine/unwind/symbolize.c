@@ -192,6 +192,23 @@ static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, ModuleInfo *info
 		frame_builder_add(b, symbol, file, lineno, false);
 }
 
+/* The symbol holding 'addr', by the module's index where it can tell, else by libdwfl. */
+static const char *find_symbol(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr)
+{
+	GElf_Off offset;
+	GElf_Sym sym;
+	const char *name;
+
+	if (!info->symbol_index_built) {
+		info->symbol_index_built = true;
+		if (symbol_index_build(mod, &info->symbol_index) < 0)
+			info->symbol_index = NULL;
+	}
+	if (info->symbol_index && symbol_index_lookup(info->symbol_index, mod, addr, &name) >= 0)
+		return name;
+	return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+}
+
 /* Name 'addr' of 'mod' from its symbols and DWARF, and store the frames in its SymbolModule. */
 static int name_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 			const SymbolFrame **ret_frames, size_t *ret_n)
@@ -200,11 +217,9 @@ static int name_address(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 	_cleanup_free_ char *unversioned = NULL;
 	FrameBuilder b = {};
 	const char *symbol, *version;
-	GElf_Off offset;
-	GElf_Sym sym;
 	int r;
 
-	symbol = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	symbol = find_symbol(mod, info, addr);
 	if (!symbol) {
 		Dwarf_Addr elf_bias;
 		Elf *elf = dwfl_module_getelf(mod, &elf_bias);
