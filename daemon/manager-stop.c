@@ -26,9 +26,10 @@
 /* Longest wait for running sessions to be saved and requests answered. */
 #define STOP_TIMEOUT_USEC (20ULL * 1000000ULL)
 /*
- * How long an unwinder with work may say nothing once stopping: well within
- * the wait above, so that a hung one's sessions end "failed" with its reason
- * (and their files are written) rather than being cut off unfinished.
+ * How long the unwinders have to finish their sessions once stopping (their
+ * backlogs: a second of samples at most): well within the wait above, so that
+ * a hung one's sessions end "failed" with its reason (and their files are
+ * written) rather than being cut off unfinished.
  */
 #define STOP_UNWINDER_TIMEOUT_USEC (STOP_TIMEOUT_USEC / 2)
 /* Calls answered with NoServer after the loop, at most: callers may keep coming. */

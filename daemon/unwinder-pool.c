@@ -24,6 +24,16 @@
 
 /* How often hangs and idle unwinders are looked for. */
 #define WATCHDOG_USEC (500ULL * 1000ULL)
+/* Messages of one unwinder handled per wakeup: the bus and other unwinders get turns between. */
+#define MESSAGES_PER_WAKEUP 16
+/*
+ * An unwinder's messages (its requests walk the session's cgroup, read the
+ * target's maps, copy symbol files) may take a quarter of the loop's time,
+ * in bursts of up to 250 ms: a hostile one cannot starve the bus. Beyond
+ * that its socket is not read until its budget is back above zero.
+ */
+#define LOOP_SHARE 4
+#define LOOP_BURST_USEC (250LL * 1000LL)
 
 typedef struct Helper Helper;
 
@@ -43,6 +53,10 @@ struct Helper {
 	pid_t pid;
 	int pidfd, sock;
 	sd_event_source *sock_source, *pid_source;
+	sd_event_source *resume_source; /* its socket unread until then: over its budget */
+	bool throttled;       /* until resume_source fires */
+	int64_t budget_usec;  /* loop time its messages may still take (< 0: owed) */
+	uint64_t budget_at;   /* CLOCK_MONOTONIC usec the budget was last topped up */
 	uint64_t last_heard; /* CLOCK_MONOTONIC usec of its last message */
 	uint64_t idle_since; /* CLOCK_MONOTONIC usec its last session ended; 0 while it has one */
 	unsigned n_attached;
@@ -56,8 +70,8 @@ struct UnwinderPool {
 	Attachment *attachments;
 	uint64_t next_id;
 	sd_event_source *watchdog;
-	uint64_t timeout_usec; /* options.timeout_usec, or shorter once hurried */
-	bool hurried;          /* profd is stopping (unwinder_pool_hurry()) */
+	uint64_t deadline; /* CLOCK_MONOTONIC usec by which work must be done; 0: none */
+	uint64_t hurry_usec; /* what unwinder_pool_hurry() gave */
 };
 
 static uint64_t now_usec(void)
@@ -120,6 +134,7 @@ static void helper_free(Helper *h)
 		return;
 	sd_event_source_disable_unref(h->sock_source);
 	sd_event_source_disable_unref(h->pid_source);
+	sd_event_source_disable_unref(h->resume_source);
 	safe_close(h->sock);
 	if (h->pidfd >= 0) {
 		/* our own child, same uid: no CAP_KILL needed; reaped here, it is gone at once */
@@ -322,16 +337,69 @@ static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWIN
 	}
 }
 
+/* The loop time it may still take, topped up for the time since the last look. */
+static int64_t helper_budget(Helper *h, uint64_t now)
+{
+	h->budget_usec += (int64_t)((now - h->budget_at) / LOOP_SHARE);
+	if (h->budget_usec > LOOP_BURST_USEC)
+		h->budget_usec = LOOP_BURST_USEC;
+	h->budget_at = now;
+	return h->budget_usec;
+}
+
+static int on_helper_resume(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	Helper *h = userdata;
+
+	/* its silence meanwhile was ours */
+	h->throttled = false;
+	h->last_heard = now_usec();
+	return sd_event_source_set_enabled(h->sock_source, SD_EVENT_ON);
+}
+
+/*
+ * Over its budget: its socket is not read until the budget is back, and each
+ * of its sessions counts the time (the unwinder waits for its answers meanwhile).
+ */
+static void helper_throttle(Helper *h, uint64_t now)
+{
+	uint64_t wait_usec = (uint64_t)-h->budget_usec * LOOP_SHARE + 1;
+	int r;
+
+	r = sd_event_source_set_enabled(h->sock_source, SD_EVENT_OFF);
+	if (r >= 0 && h->resume_source)
+		r = sd_event_source_set_time(h->resume_source, now + wait_usec);
+	else if (r >= 0)
+		r = sd_event_add_time(h->pool->event, &h->resume_source, CLOCK_MONOTONIC,
+				      now + wait_usec, 0, on_helper_resume, h);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(h->resume_source, SD_EVENT_ONESHOT);
+	if (r < 0) {
+		helper_fail(h, r, "cannot be held back; killed");
+		return;
+	}
+	h->throttled = true;
+	for (Attachment *a = h->pool->attachments; a; a = a->next)
+		if (a->helper == h)
+			collector_consumer_throttled(a->collector, wait_usec * 1000);
+}
+
 static int on_helper_message(sd_event_source *source, int sock, uint32_t revents, void *userdata)
 {
 	Helper *h = userdata;
 
-	for (;;) {
+	for (unsigned i = 0; i < MESSAGES_PER_WAKEUP; i++) {
 		uint8_t buf[UNWINDER_MESSAGE_MAX];
 		int fds[UNWINDER_FDS_MAX];
-		ssize_t n = unwinder_recv(sock, buf, MSG_DONTWAIT, fds);
+		uint64_t start = now_usec();
+		ssize_t n;
 		int r;
 
+		if (helper_budget(h, start) <= 0) {
+			helper_throttle(h, start);
+			return 0;
+		}
+		n = unwinder_recv(sock, buf, MSG_DONTWAIT, fds);
 		if (n == -EAGAIN)
 			return 0;
 		/* ECONNRESET: it died with messages of ours unread (a crash mid-session) */
@@ -346,7 +414,9 @@ static int on_helper_message(sd_event_source *source, int sock, uint32_t revents
 			return 0;
 		}
 		h->last_heard = now_usec();
+		h->budget_usec -= (int64_t)(h->last_heard - start);
 	}
+	return 0; /* more waits: the socket is still readable, other sources first */
 }
 
 static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, void *userdata)
@@ -380,11 +450,16 @@ static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
 
 	for (Helper *h = p->helpers, *next; h; h = next) {
 		next = h->next;
-		if (h->n_attached > 0 && now - h->last_heard > p->timeout_usec) {
-			snprintf(why, sizeof(why), "did not answer in time (%" PRIu64 " s%s); killed",
-				 p->timeout_usec / 1000000, p->hurried ? ", profd is stopping" : "");
+		if (h->n_attached > 0 && p->deadline > 0 && now >= p->deadline) {
+			snprintf(why, sizeof(why),
+				 "did not finish within %" PRIu64 " s once profd began to stop; killed",
+				 p->hurry_usec / 1000000);
 			helper_fail(h, -ETIMEDOUT, why);
-		} else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
+		/* one held back is not heard meanwhile, by our choice */
+		} else if (h->n_attached > 0 && !h->throttled &&
+			   now - h->last_heard > p->options.timeout_usec)
+			helper_fail(h, -ETIMEDOUT, "did not answer in time; killed");
+		else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
 			helper_fail(h, 0, NULL);
 	}
 	/* no unwinder, nothing to watch: no wakeups while profd is idle */
@@ -417,7 +492,8 @@ static int helper_start(UnwinderPool *p, uid_t uid, Helper **ret)
 		helper_free(h);
 		return r;
 	}
-	h->last_heard = now_usec();
+	h->last_heard = h->budget_at = now_usec();
+	h->budget_usec = LOOP_BURST_USEC;
 	h->next = p->helpers;
 	p->helpers = h;
 	if (sd_event_source_set_time_relative(p->watchdog, WATCHDOG_USEC) >= 0)
@@ -500,9 +576,10 @@ void unwinder_pool_detach(UnwinderPool *p, uint64_t id)
 
 void unwinder_pool_hurry(UnwinderPool *p, uint64_t timeout_usec)
 {
-	p->hurried = true;
-	if (timeout_usec < p->timeout_usec)
-		p->timeout_usec = timeout_usec;
+	if (p->deadline > 0)
+		return;
+	p->hurry_usec = timeout_usec;
+	p->deadline = now_usec() + timeout_usec;
 }
 
 pid_t unwinder_pool_get_pid(UnwinderPool *p, uid_t owner)
@@ -522,7 +599,6 @@ int unwinder_pool_new(sd_event *event, const UnwinderPoolOptions *options, Unwin
 		return -ENOMEM;
 	p->event = sd_event_ref(event);
 	p->options = *options;
-	p->timeout_usec = options->timeout_usec;
 	p->path = strdup(options->path);
 	if (!p->path) {
 		unwinder_pool_free(p);

@@ -65,9 +65,10 @@ int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Colle
 void unwinder_pool_detach(UnwinderPool *p, uint64_t id);
 
 /*
- * profd is stopping: an unwinder with work that says nothing for 'timeout_usec'
- * (or the configured time, when shorter) hangs from now on, so that its
- * sessions fail within the stop's wait instead of being cut off by it.
+ * profd is stopping: an unwinder whose sessions are not done within
+ * 'timeout_usec' from now is killed (they fail with that reason), so that
+ * they end within the stop's wait instead of being cut off by it, whether it
+ * hangs or keeps talking without finishing.
  */
 void unwinder_pool_hurry(UnwinderPool *p, uint64_t timeout_usec);
 

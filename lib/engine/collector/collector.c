@@ -84,6 +84,7 @@ struct Collector {
 	SamplingMetrics drained;   /* the session's metrics after the latest drain */
 	ProfileBuilderStats built; /* the builder's, after the latest batch */
 	uint64_t drain_cpu_nanos, unwind_cpu_nanos, backlog_peak;
+	uint64_t consumer_throttled_nanos; /* a consumer elsewhere held back by its server */
 	uint64_t samples_after_cutoff;
 	uint64_t cutoff_duration_nanos; /* with a cut-off: the window kept */
 	uint64_t samples_pushed;        /* drained into the backlog: what a consumer may report at most */
@@ -764,6 +765,7 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret)
 	m.stack_bytes_needed = c->stack_bytes_needed;
 	m.backlog_bytes = backlog_get_size(c->backlog);
 	m.backlog_peak_bytes = c->backlog_peak;
+	m.consumer_throttled_nanos = c->consumer_throttled_nanos;
 	if (c->finished) {
 		/* what the profile holds: the drain's count less what the cut-off discarded */
 		m.samples_captured = c->built.samples;
@@ -997,6 +999,13 @@ static int collector_take_stats_locked(Collector *c, const ProfileBuilderStats *
 	c->built = *stats;
 	c->unwind_cpu_nanos = cpu_nanos;
 	return 0;
+}
+
+void collector_consumer_throttled(Collector *c, uint64_t nanos)
+{
+	pthread_mutex_lock(&c->lock);
+	c->consumer_throttled_nanos += nanos;
+	pthread_mutex_unlock(&c->lock);
 }
 
 void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos)

@@ -110,6 +110,11 @@ int collector_open_target_file(Collector *c, const TargetFileRequest *request);
  * while it is in the target and passes the admit rule (else -EPERM).
  */
 int collector_namespace_pid(Collector *c, uint32_t pid, uint32_t *ret);
+/*
+ * The consumer's requests were not read for 'nanos': it asked for more than
+ * its share of the server's time (metrics.consumer_throttled_nanos).
+ */
+void collector_consumer_throttled(Collector *c, uint64_t nanos);
 /* Live counters of the consumer (ignored when they cannot be true). */
 void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos);
 /*

@@ -130,6 +130,8 @@ int sampling_metrics_to_json(const SamplingMetrics *m, json_t **ret)
 	    json_object_set_new(o, "backlog_bytes", json_u64(m->backlog_bytes)) < 0 ||
 	    json_object_set_new(o, "backlog_peak_bytes", json_u64(m->backlog_peak_bytes)) < 0 ||
 	    json_object_set_new(o, "samples_after_cutoff", json_u64(m->samples_after_cutoff)) < 0 ||
+	    json_object_set_new(o, "consumer_throttled_nanos",
+				json_u64(m->consumer_throttled_nanos)) < 0 ||
 	    json_object_set_new(o, "threads_peak", json_u64(m->threads_peak)) < 0 ||
 	    json_object_set_new(o, "requested_stack_bytes", json_integer(m->requested_stack_bytes)) < 0 ||
 	    json_object_set_new(o, "stack_bytes_needed", json_integer(m->stack_bytes_needed)) < 0)

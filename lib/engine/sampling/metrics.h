@@ -59,6 +59,8 @@ typedef struct SamplingMetrics {
 	uint64_t backlog_bytes;       /* the backlog's cap (0 when samples are resolved inline) */
 	uint64_t backlog_peak_bytes;  /* the most it held at once */
 	uint64_t samples_after_cutoff; /* drained after the target's last good access check, not kept */
+	uint64_t consumer_throttled_nanos; /* the unwinder elsewhere unanswered: it asked profd for
+					      more than its share of profd's time */
 	uint64_t pause_nanos_per_sample; /* the per-sample cost the estimate uses */
 	const char *pause_nanos_method;  /* how pause_nanos was obtained, for readers */
 
