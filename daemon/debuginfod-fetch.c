@@ -168,6 +168,27 @@ static int fetch_open(const TargetFileRequest *req, void *userdata)
 	return r;
 }
 
+StackQualityFetch debuginfod_fetch_state(DebuginfodFetch *f, const char *build_id)
+{
+	_cleanup_free_ char *path = NULL;
+	StackQualityFetch state = STACK_QUALITY_FETCH_NOT_ASKED;
+	struct stat st;
+	FetchEntry *e;
+
+	if (!build_id_is_valid(build_id) ||
+	    asprintf(&path, "%s/%s/debuginfo", f->cache_dir, build_id) < 0)
+		return state;
+	/* an empty file is libdebuginfod's record of a miss */
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return st.st_size > 0 ? STACK_QUALITY_FETCH_FETCHED : STACK_QUALITY_FETCH_FAILED;
+	pthread_mutex_lock(&f->lock);
+	e = find_entry_locked(f, build_id);
+	if (e)
+		state = e->state == FETCH_FAILED ? STACK_QUALITY_FETCH_FAILED : STACK_QUALITY_FETCH_PENDING;
+	pthread_mutex_unlock(&f->lock);
+	return state;
+}
+
 /* What bounds one fetch: read by libdebuginfod's progress callback. */
 typedef struct FetchProgress {
 	DebuginfodFetch *f;

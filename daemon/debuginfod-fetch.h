@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "stack-quality.h"
 #include "target-files.h"
 
 typedef struct DebuginfodFetchLimits {
@@ -50,6 +51,8 @@ void debuginfod_fetch_freep(DebuginfodFetch **f);
 
 /* The opener of BUILD_ID requests (TargetFilePolicy.fetch); valid while 'f' lives. */
 const TargetFileOpener *debuginfod_fetch_opener(DebuginfodFetch *f);
+/* What became of the fetch of 'build_id' (lower-case hex), for the stack-quality report. */
+StackQualityFetch debuginfod_fetch_state(DebuginfodFetch *f, const char *build_id);
 #else
 /* built without libdebuginfod (meson -Ddebuginfod=disabled): there is never one */
 static inline DebuginfodFetch *debuginfod_fetch_free(DebuginfodFetch *f)
@@ -59,5 +62,9 @@ static inline DebuginfodFetch *debuginfod_fetch_free(DebuginfodFetch *f)
 static inline const TargetFileOpener *debuginfod_fetch_opener(DebuginfodFetch *f)
 {
 	return NULL;
+}
+static inline StackQualityFetch debuginfod_fetch_state(DebuginfodFetch *f, const char *build_id)
+{
+	return STACK_QUALITY_FETCH_NOT_ASKED;
 }
 #endif

@@ -11,6 +11,7 @@
 #include "export.h"
 #include "profile-file.h"
 #include "session-file.h"
+#include "session-run.h"
 
 /* More than a profile of MaxRingCapacity samples takes: not one the unwinder should send. */
 #define UNWOUND_PROFILE_MAX ((size_t)1 << 30)
@@ -24,6 +25,7 @@ FinishJob *finish_job_free(FinishJob *j)
 	profile_free(j->profile);
 	free(j->metrics_json);
 	free(j->unit);
+	json_decref(j->stack_quality);
 	run_recorder_free(j->recorder);
 	live_finish_free(j->live);
 	session_properties_done(&j->props);
@@ -52,6 +54,8 @@ static int write_record(FinishJob *j, RunState status)
 				&j->record);
 	if (r >= 0 && j->live)
 		r = live_finish_record(j->live, j->profile, &j->record);
+	if (r >= 0)
+		r = session_run_add_stack_quality(j->record, j->stack_quality);
 	if (r < 0)
 		return r;
 	r = record_serialise(j->record, true, &json);

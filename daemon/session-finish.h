@@ -34,6 +34,7 @@ typedef struct FinishJob {
 	bool kernel;             /* kernel frames allowed in it */
 	uint64_t start_unix_nanos, period_nanos, duration_nanos; /* profd's own, not the unwinder's */
 	char *unit;              /* the unit a cgroup session is of (profd's), or NULL */
+	struct json_t *stack_quality; /* the stack-quality report for the record, or NULL */
 	void *userdata;          /* the completion's (the loop's); the work never touches it */
 	/* out */
 	RunProfile *record;      /* the run record, for the run store */

@@ -304,11 +304,36 @@ static void session_learn_stack_size(Session *s)
 			    strerror(-r));
 }
 
+/* StackQualityFetchFn: what profd's debuginfod fetch made of a build-id, for the report's hints. */
+static StackQualityFetch session_fetch_state(void *userdata, const char *build_id)
+{
+	return debuginfod_fetch_state(userdata, build_id);
+}
+
+/* The final metrics, with the stack-quality report (when the session has one) as "stack_quality". */
+static int session_format_final_metrics(Session *s, json_t **ret_quality)
+{
+	Manager *m = s->manager;
+	_cleanup_(json_decrefp) json_t *quality = NULL, *extra = NULL;
+	int r;
+
+	if (collector_get_stack_quality(s->collector, m->debuginfod ? session_fetch_state : NULL,
+					m->debuginfod, &quality) >= 0 &&
+	    !(extra = json_pack("{s:O}", "stack_quality", quality)))
+		return -ENOMEM;
+	r = sampling_metrics_format_json_with(&s->metrics, extra, &s->metrics_json);
+	if (r < 0)
+		return r;
+	*ret_quality = TAKE_PTR(quality);
+	return 0;
+}
+
 /* sampling -> resolving (error: why sampling failed, or 0): hand the end to a worker. */
 static void session_finish(Session *s, int error)
 {
 	Manager *m = s->manager;
 	_cleanup_profile_ Profile *profile = NULL;
+	_cleanup_(json_decrefp) json_t *quality = NULL;
 	SamplingMetrics sm;
 	FinishJob *j = NULL;
 	int r;
@@ -318,7 +343,7 @@ static void session_finish(Session *s, int error)
 	collector_get_metrics(s->collector, &sm);
 	r = session_take_metrics(s, &sm);
 	if (r == 0)
-		r = sampling_metrics_format_json(&s->metrics, &s->metrics_json);
+		r = session_format_final_metrics(s, &quality);
 	if (r < 0 && error == 0)
 		error = r;
 	if (error < 0 && s->unwind_error)
@@ -341,6 +366,7 @@ static void session_finish(Session *s, int error)
 	session_set_state(s, SESSION_RESOLVING);
 	r = session_new_finish_job(s, TAKE_PTR(profile), &j);
 	if (r >= 0) {
+		j->stack_quality = TAKE_PTR(quality);
 		r = worker_pool_submit(m->workers, finish_job_work, session_finished, j);
 		if (r < 0) {
 			/* no thread to do it: do it here rather than lose the session */
@@ -688,7 +714,8 @@ static int session_load_one(Manager *m, const char *id, Session **ret, const cha
 		if (r < 0)
 			log_warning("cannot update '%s/" SESSION_FILE "': %s", s->dir, strerror(-r));
 	}
-	if (read_file_at(dir_fd, export_format_to_string(EXPORT_METRICS), 64 * 1024, &metrics,
+	/* with a stack-quality report of long module paths, 128 KiB at most */
+	if (read_file_at(dir_fd, export_format_to_string(EXPORT_METRICS), 256 * 1024, &metrics,
 			 &size) == 0)
 		s->metrics_json = TAKE_PTR(metrics);
 	*ret = TAKE_PTR(s);

@@ -207,6 +207,18 @@ static bool is_memfd(int fd)
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_GET_SEALS) >= 0;
 }
 
+/* RESULT's second memfd: the stack-quality counts, read within their cap, checked by the collector. */
+static int take_quality(Collector *c, int fd)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t size;
+
+	if (!is_memfd(fd) || lseek(fd, 0, SEEK_SET) < 0 ||
+	    read_fd_full(fd, STACK_QUALITY_WIRE_MAX, &data, &size) < 0)
+		return -EBADMSG;
+	return collector_consumer_quality(c, data, size);
+}
+
 /* The name of a module file: lower-case hex, as the symbol cache makes it (never a path). */
 static bool store_name_valid(const char *name)
 {
@@ -297,7 +309,9 @@ static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWIN
 		return serve_process_request(h, &process);
 	case UNWINDER_PROGRESS:
 	case UNWINDER_RESULT:
-		if (size != sizeof(stats) || extra >= 0 || (type == UNWINDER_PROGRESS && fd >= 0))
+		/* RESULT: the profile, and the stack-quality counts after it */
+		if (size != sizeof(stats) || (extra >= 0 && fd < 0) ||
+		    (type == UNWINDER_PROGRESS && fd >= 0))
 			return -EBADMSG;
 		memcpy(&stats, buf, sizeof(stats));
 		a = find_helper_attachment(h, stats.session);
@@ -314,8 +328,14 @@ static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWIN
 		}
 		if (stats.error == 0 && (fd < 0 || !is_memfd(fd)))
 			return -EBADMSG;
-		if (stats.error > 0)
+		if (stats.error > 0 || (extra >= 0 && stats.error < 0))
 			return -EBADMSG;
+		/* only this session pays for a report that cannot be true */
+		if (extra >= 0 && take_quality(a->collector, extra) < 0) {
+			attachment_end(h->pool, a, NULL, -1, -EBADMSG,
+				       "sent a stack-quality report that cannot be true");
+			return 0;
+		}
 		attachment_end(h->pool, a, &stats, stats.error < 0 ? -1 : TAKE_FD(fd),
 			       stats.error < 0 ? stats.error : 0,
 			       stats.error < 0 ? "failed" : NULL);

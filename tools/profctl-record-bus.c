@@ -13,9 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cleanup.h"
 #include "profctl-bus.h"
 #include "profctl-record.h"
+#include "stack-quality.h"
 
 typedef struct RecordWait {
 	const char *path; /* the session's object path */
@@ -197,6 +200,24 @@ int record_export_output(sd_bus *bus, const RecordOutput *o, const char *path)
 	return r;
 }
 
+/* The stack-quality block when the session's stacks were poor (GetMetrics' "stack_quality"). */
+static void print_stack_quality(sd_bus *bus, const char *path)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(json_decrefp) json_t *metrics = NULL;
+	const json_t *quality;
+	const char *json;
+
+	if (sd_bus_call_method(bus, PROFD_BUS_NAME, path, PROFD_SESSION_INTERFACE, "GetMetrics", NULL,
+			       &reply, "") < 0 ||
+	    sd_bus_message_read(reply, "s", &json) < 0)
+		return;
+	metrics = json_loads(json, 0, NULL);
+	quality = json_object_get(metrics, "stack_quality");
+	if (quality)
+		(void)stack_quality_print(quality, stderr);
+}
+
 int record_through_daemon(const ProfctlContext *ctx, const RecordArgs *a, HeldChild *child)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -246,6 +267,7 @@ int record_through_daemon(const ProfctlContext *ctx, const RecordArgs *a, HeldCh
 
 	for (size_t i = 0; i < a->n_outputs && r >= 0; i++)
 		r = record_export_output(bus, &a->outputs[i], path);
+	print_stack_quality(bus, path);
 	if (sd_bus_get_property_string(bus, PROFD_BUS_NAME, path, PROFD_SESSION_INTERFACE, "RunId", NULL,
 				       &run_id) >= 0 && isatty(STDERR_FILENO))
 		fprintf(stderr, "profctl record: run %s ('profctl run show %s')\n", run_id, run_id);

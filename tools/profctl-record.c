@@ -310,7 +310,7 @@ static int run_collector(Collector *c)
 }
 
 static int write_output(Collector *c, const Profile *profile, const RunProfile *record,
-			const RecordOutput *o, FILE *out)
+			const json_t *metrics_extra, const RecordOutput *o, FILE *out)
 {
 	_cleanup_free_ char *json = NULL;
 	SamplingMetrics m;
@@ -325,7 +325,7 @@ static int write_output(Collector *c, const Profile *profile, const RunProfile *
 		return fputs(json, out) < 0 || fputc('\n', out) < 0 ? -EIO : 0;
 	case EXPORT_METRICS:
 		collector_get_metrics(c, &m);
-		r = sampling_metrics_format_json(&m, &json);
+		r = sampling_metrics_format_json_with(&m, metrics_extra, &json);
 		if (r < 0)
 			return r;
 		return fputs(json, out) < 0 ? -EIO : 0;
@@ -351,14 +351,14 @@ static bool wants_record(const RecordArgs *a)
 
 /* Write the outputs of one kind (the run record, or the rest); stops at the first failure. */
 static int write_outputs(const RecordArgs *a, FILE **out, bool records, Collector *c,
-			 const Profile *profile, const RunProfile *record)
+			 const Profile *profile, const RunProfile *record, const json_t *metrics_extra)
 {
 	int k = 0;
 
 	for (size_t i = 0; i < a->n_outputs && k >= 0; i++) {
 		if ((a->outputs[i].format == EXPORT_RECORD) != records)
 			continue;
-		k = write_output(c, profile, record, &a->outputs[i], out[i]);
+		k = write_output(c, profile, record, metrics_extra, &a->outputs[i], out[i]);
 		if (k >= 0 && fflush(out[i]) != 0)
 			k = -errno;
 		if (k < 0)
@@ -414,6 +414,7 @@ static int record_local(const RecordArgs *a, HeldChild *child)
 	_cleanup_(run_recorder_freep) RunRecorder *run = NULL;
 	_cleanup_(run_profile_freep) RunProfile *record = NULL;
 	_cleanup_(sampling_target_freep) SamplingTarget *target = NULL;
+	_cleanup_(json_decrefp) json_t *quality = NULL, *metrics_extra = NULL;
 	FILE *out[RECORD_MAX_OUTPUTS] = {};
 	struct sigaction sa = { .sa_handler = on_interrupt }, old_int, old_term;
 	CollectorOptions options = { .sampling = a->options };
@@ -484,23 +485,31 @@ static int record_local(const RecordArgs *a, HeldChild *child)
 	}
 
 	profile = collector_steal_profile(c);
-	if (run) {
+	/* as profd has it: in the metrics, in the record, and printed when stacks are poor */
+	if (collector_get_stack_quality(c, NULL, NULL, &quality) >= 0 &&
+	    !(metrics_extra = json_pack("{s:O}", "stack_quality", quality)))
+		k = -ENOMEM;
+	if (run && k >= 0) {
 		collector_get_metrics(c, &m);
 		k = session_run_resolving(run, &m, collector_cache_state(c));
 		if (k >= 0)
 			k = run_recorder_transition(run, RUN_STATE_REPORTING);
 	}
 	if (k >= 0)
-		k = write_outputs(a, out, false, c, profile, NULL);
+		k = write_outputs(a, out, false, c, profile, NULL, metrics_extra);
 	if (k >= 0 && run) {
 		k = run_recorder_finish(run, r < 0 || k < 0 ? RUN_STATE_FAILED : RUN_STATE_COMPLETED,
 					&record);
 		if (k >= 0)
-			k = write_outputs(a, out, true, c, profile, record);
+			k = session_run_add_stack_quality(record, quality);
+		if (k >= 0)
+			k = write_outputs(a, out, true, c, profile, record, NULL);
 		else
 			fprintf(stderr, "profctl record: cannot finish the run record: %s\n", strerror(-k));
 	}
 	close_outputs(out, a->n_outputs);
+	if (quality)
+		(void)stack_quality_print(quality, stderr);
 	return r < 0 || k < 0 ? PROFCTL_EXIT_FAILURE : PROFCTL_EXIT_SUCCESS;
 }
 

@@ -12,8 +12,9 @@
  *                    FILE_REPLY (fd on success; the reply to FILE_REQUEST and
  *                    STORE_LOAD), PROCESS_REPLY, PROBE_OPEN (a test of the sandbox)
  * unwinder -> profd: FILE_REQUEST, PROCESS_REQUEST (a process of a session of
- *                    many: the pid it knows itself by), PROGRESS, RESULT (fd: a memfd holding the
- *                    profile file, profile-file.h), PROBE_REPLY,
+ *                    many: the pid it knows itself by), PROGRESS, RESULT (fds: a memfd holding the
+ *                    profile file, profile-file.h, then one holding the stack-quality counts,
+ *                    stack_quality_to_wire(), when it has them), PROBE_REPLY,
  *                    STORE_LOAD / STORE_SAVE (fd: a memfd holding the module
  *                    file): the symbol cache on disk, of the unwinder's own
  *                    uid only (state/symbols/<uid>/, symbol-store.h)
@@ -99,7 +100,8 @@ typedef struct UnwinderProcessReply {
 	uint32_t pad;
 } UnwinderProcessReply;
 
-/* PROGRESS and RESULT (RESULT: the profile's memfd along, unless error) */
+/* PROGRESS and RESULT (RESULT: the profile's memfd along, unless error; then the
+ * stack-quality counts' memfd, of a one-process session) */
 typedef struct UnwinderStats {
 	uint32_t type;
 	int32_t error;

@@ -21,6 +21,7 @@
 #include "profile-builder.h"
 #include "profile-file.h"
 #include "sampling-session.h"
+#include "stack-quality.h"
 #include "stack-resolver.h"
 #include "symbol-cache.h"
 #include "time-util.h"
@@ -381,10 +382,27 @@ static int send_stats(Unwinder *u, const UnwinderStats *m, int fd)
 	return unwinder_send(u->sock, m, sizeof(*m), &fd, fd >= 0);
 }
 
+/* The stack-quality counts of a one-process session in a memfd, or -1 (none: the result goes
+ * without; profd words the report itself) */
+static int quality_memfd(HelperSession *s)
+{
+	_cleanup_free_ char *wire = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t size;
+
+	if (!s->resolver || stack_quality_to_wire(stack_resolver_get_quality(s->resolver), &wire,
+						  &size) < 0)
+		return -1;
+	fd = memfd_create("profd-stack-quality", MFD_CLOEXEC);
+	if (fd < 0 || write_all(fd, wire, size) < 0)
+		return -1;
+	return TAKE_FD(fd);
+}
+
 /* The session's backlog is closed and taken: its profile goes back to profd in a memfd. */
 static int finish_session(Unwinder *u, HelperSession *s)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, quality = -1;
 	UnwinderStats stats;
 	int r = s->error;
 
@@ -402,12 +420,16 @@ static int finish_session(Unwinder *u, HelperSession *s)
 	if (s->resolver && s->stack_bytes > 0)
 		stats.stack_needed = stack_resolver_stack_bytes_needed(s->resolver, s->stack_bytes,
 								       SAMPLING_MAX_STACK_BYTES);
+	if (r == 0)
+		quality = quality_memfd(s);
 	/* its modules are saved (STORE_SAVE) as they are unpinned: before the result, so a
 	 * session that profd calls done has its names on disk */
 	remove_session(u, s);
 	/* what the resolver freed goes back to the system, not to this uid's next session */
 	malloc_trim(0);
-	return send_stats(u, &stats, r == 0 ? fd : -1);
+	if (r < 0)
+		return send_stats(u, &stats, -1);
+	return unwinder_send(u->sock, &stats, sizeof(stats), (int[]){ fd, quality }, quality >= 0 ? 2 : 1);
 }
 
 /* One turn of a session: take what its backlog holds, up to STEP_RECORDS. */

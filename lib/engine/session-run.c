@@ -179,3 +179,18 @@ int session_run_resolving(RunRecorder *r, const SamplingMetrics *m, const char *
 	run_recorder_set_input(r, m->ring_bytes, m->samples_captured);
 	return run_recorder_transition(r, RUN_STATE_RESOLVING);
 }
+
+int session_run_add_stack_quality(RunProfile *record, json_t *quality)
+{
+	json_t *profd;
+
+	if (!quality)
+		return 0;
+	if (!record->extra && !(record->extra = json_object()))
+		return -ENOMEM;
+	profd = json_object_get(record->extra, "profd");
+	if (!json_is_object(profd) &&
+	    (!(profd = json_object()) || json_object_set_new(record->extra, "profd", profd) < 0))
+		return -ENOMEM;
+	return json_object_set(profd, "stack_quality", quality) < 0 ? -ENOMEM : 0;
+}

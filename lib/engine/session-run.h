@@ -57,3 +57,10 @@ int session_run_begin(pid_t pid, const SessionRunOptions *o, RunRecorder **ret);
 int session_run_sampling(RunRecorder *r, const SamplingOptions *requested, const SamplingMetrics *m);
 /* The window ended; m: final metrics; cache_state "cold"/"warm" or NULL (unknown). */
 int session_run_resolving(RunRecorder *r, const SamplingMetrics *m, const char *cache_state);
+
+/*
+ * The finished record gets the session's stack-quality report (stack-quality.h;
+ * NULL: none, nothing changes) as the extra field "profd": {"stack_quality": ...}
+ * (a live run's "profd" object keeps what it has).
+ */
+int session_run_add_stack_quality(RunProfile *record, json_t *quality);

@@ -209,7 +209,8 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 	stack_resolver_get_stats(resolver, &ret->resolver_stats);
 	r = stack_resolver_finish(resolver);
 	if (r >= 0)
-		r = stack_resolver_get_quality(resolver, &ret->quality);
+		r = stack_quality_to_json(stack_resolver_get_quality(resolver), NULL, NULL,
+					  &ret->quality);
 	if (r < 0)
 		return r;
 	ret->profile = sampling_session_steal_profile(s);

@@ -92,6 +92,7 @@ struct Collector {
 	bool consumer_warm; /* a consumer elsewhere: its resolver knew the executable */
 	bool target_execed; /* a COMM record of an exec came (drain thread; atomic) */
 	uint32_t stack_bytes_needed; /* what the resolver's walks needed (metrics.h), 0 unknown */
+	StackQuality *quality; /* a consumer elsewhere: its counts, as checked */
 	int error;
 };
 
@@ -390,6 +391,7 @@ Collector *collector_free(Collector *c)
 	pthread_mutex_destroy(&c->recorded_lock);
 	profile_builder_free(c->builder);
 	backlog_free(c->backlog);
+	stack_quality_free(c->quality);
 	safe_close(c->done_fd);
 	pthread_cond_destroy(&c->wake_drain);
 	pthread_mutex_destroy(&c->lock);
@@ -1034,6 +1036,36 @@ static uint32_t collector_clamp_stack_needed(const Collector *c, uint32_t needed
 	if (needed > most)
 		needed = (uint32_t)most;
 	return (needed + 7) & ~7U; /* SAMPLING_MAX_STACK_BYTES is whole words already */
+}
+
+int collector_consumer_quality(Collector *c, const char *wire, size_t size)
+{
+	StackQuality *q;
+	int r;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->elsewhere || c->consumer_done || c->quality)
+		r = -EALREADY;
+	else
+		r = stack_quality_from_wire(wire, size, c->samples_pushed, &q);
+	if (r >= 0)
+		c->quality = q;
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *userdata,
+				json_t **ret)
+{
+	const StackQuality *q;
+
+	if (!collector_is_finished(c))
+		return -ENODATA;
+	/* finished: nothing changes them any more */
+	q = c->elsewhere ? c->quality : c->resolver ? stack_resolver_get_quality(c->resolver) : NULL;
+	if (!q)
+		return -ENODATA;
+	return stack_quality_to_json(q, fetch, userdata, ret);
 }
 
 int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos,

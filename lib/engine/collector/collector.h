@@ -34,6 +34,7 @@
 #include "profile.h"
 #include "sampling-session.h"
 #include "profile-builder.h"
+#include "stack-quality.h"
 #include "stack-resolver.h"
 #include "target-files.h"
 
@@ -89,6 +90,14 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret);
 Profile *collector_steal_profile(Collector *c);
 /* Once finished: the StackResolver's "cold"/"warm" (NULL with a caller's resolve function). */
 const char *collector_cache_state(Collector *c);
+/*
+ * Once finished: the stack-quality report (stack-quality.h) of a one-process
+ * session, worded here ('fetch': the state of debuginfod fetches, NULL: none
+ * in this process); -ENODATA when there is none (many processes, bpf, a
+ * consumer elsewhere that sent none).
+ */
+int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *userdata,
+				json_t **ret);
 /* A process of the target exec'd during the window (its program is another one since). */
 bool collector_target_execed(Collector *c);
 
@@ -117,6 +126,12 @@ int collector_namespace_pid(Collector *c, uint32_t pid, uint32_t *ret);
 void collector_consumer_throttled(Collector *c, uint64_t nanos);
 /* Live counters of the consumer (ignored when they cannot be true). */
 void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos);
+/*
+ * Before collector_consumer_done(): the consumer's stack-quality counts
+ * (stack_quality_to_wire()), hostile input: -EBADMSG when they are malformed
+ * or claim more samples than the consumer was given.
+ */
+int collector_consumer_quality(Collector *c, const char *wire, size_t size);
 /*
  * The consumer ended: its final counters, whether its resolver knew the
  * executable already (collector_cache_state()) and the stack copy its walks

@@ -145,13 +145,23 @@ int sampling_metrics_to_json(const SamplingMetrics *m, json_t **ret)
 
 int sampling_metrics_format_json(const SamplingMetrics *m, char **ret)
 {
+	return sampling_metrics_format_json_with(m, NULL, ret);
+}
+
+int sampling_metrics_format_json_with(const SamplingMetrics *m, const json_t *extra, char **ret)
+{
 	_cleanup_(json_decrefp) json_t *o = NULL;
 	_cleanup_free_ char *s = NULL;
+	const char *key;
+	json_t *value;
 	int r;
 
 	r = sampling_metrics_to_json(m, &o);
 	if (r < 0)
 		return r;
+	json_object_foreach((json_t *)extra, key, value)
+		if (json_object_set(o, key, value) < 0)
+			return -ENOMEM;
 	/* json_write() writes u64 values above INT64_MAX exactly, and shortest floats */
 	r = json_write(o, true, &s);
 	if (r < 0)

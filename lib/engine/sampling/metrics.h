@@ -95,3 +95,5 @@ double sampling_metrics_fidelity(const SamplingMetrics *m);
 int sampling_metrics_to_json(const SamplingMetrics *m, json_t **ret);
 /* Same, serialised (indented, trailing newline); free() the result. */
 int sampling_metrics_format_json(const SamplingMetrics *m, char **ret);
+/* Same, with the members of the object 'extra' (NULL: none) after the metrics' own. */
+int sampling_metrics_format_json_with(const SamplingMetrics *m, const json_t *extra, char **ret);

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
+#include "target-files.h"
 
 /* perf's largest stack copy, and so the session's */
 #define STACK_BYTES_MAX 65528ULL
@@ -56,6 +58,11 @@ StackQuality *stack_quality_free(StackQuality *q)
 	free(q->executable);
 	free(q);
 	return NULL;
+}
+
+void stack_quality_freep(StackQuality **q)
+{
+	stack_quality_free(*q);
 }
 
 int stack_quality_set_executable(StackQuality *q, const char *path)
@@ -185,43 +192,90 @@ static const char *jit_hint(const char *executable)
 	return "make the runtime write /tmp/perf-PID.map or a jitdump file (its perf option)";
 }
 
-static char *debug_hint(const QualityModule *m, const char *what)
+static const char *const fetch_names[_STACK_QUALITY_FETCH_MAX] = {
+	[STACK_QUALITY_FETCH_UNSET] = "unset",         [STACK_QUALITY_FETCH_NOT_HERE] = "not-here",
+	[STACK_QUALITY_FETCH_NOT_ASKED] = "not-asked", [STACK_QUALITY_FETCH_PENDING] = "pending",
+	[STACK_QUALITY_FETCH_FAILED] = "failed",       [STACK_QUALITY_FETCH_FETCHED] = "fetched",
+};
+
+static const char *const fetch_hints[_STACK_QUALITY_FETCH_MAX] = {
+	[STACK_QUALITY_FETCH_UNSET] = " or set DEBUGINFOD_URLS (for profd: the README's debuginfod "
+				      "drop-in)",
+	[STACK_QUALITY_FETCH_NOT_HERE] = "; DEBUGINFOD_URLS is set, but nothing fetches debug info "
+					 "here (profctl --local never does): record through profd",
+	[STACK_QUALITY_FETCH_NOT_ASKED] = "; the debuginfod servers were not asked for it",
+	[STACK_QUALITY_FETCH_PENDING] = "; its debuginfod fetch is under way: later sessions will "
+					"have the names",
+	[STACK_QUALITY_FETCH_FAILED] = "; the debuginfod servers had no debug info for this build-id "
+				       "(or the fetch failed)",
+	[STACK_QUALITY_FETCH_FETCHED] = "; debuginfod has it now: later sessions will have the names",
+};
+
+/* What fetches there are when the caller does not say: none in this process. */
+static StackQualityFetch fetch_state(StackQualityFetchFn fetch, void *userdata, const char *build_id)
+{
+	const char *urls;
+	StackQualityFetch state;
+
+	if (fetch) {
+		state = fetch(userdata, build_id);
+		return state < _STACK_QUALITY_FETCH_MAX ? state : STACK_QUALITY_FETCH_NOT_ASKED;
+	}
+	urls = getenv("DEBUGINFOD_URLS");
+	return urls && *urls ? STACK_QUALITY_FETCH_NOT_HERE : STACK_QUALITY_FETCH_UNSET;
+}
+
+static char *debug_hint(const QualityModule *m, const char *what, StackQualityFetch fetch)
 {
 	char *s;
 
+	if (!m->build_id)
+		return asprintf(&s, "%s (no build-id: neither debuginfod nor a build-id path can find "
+				"its debug file): install its debug package (find the package with "
+				"`dpkg -S %s`)", what, m->path) < 0 ? NULL : s;
 	if (asprintf(&s,
 		     "%s (build-id %s): install its debug package (find the package with `dpkg -S "
-		     "%s`; Debian's debug packages are named PACKAGE-dbgsym) or set DEBUGINFOD_URLS",
-		     what, m->build_id ?: "none", m->path) < 0)
+		     "%s`; Debian's debug packages are named PACKAGE-dbgsym)%s",
+		     what, m->build_id, m->path, fetch_hints[fetch]) < 0)
 		return NULL;
 	return s;
 }
 
-static char *stack_copy_hint(const QualityModule *m)
+/*
+ * The copy that would hold the stacks: known when the frame-pointer chain
+ * finished them (else nothing tells how deep); a few it did not finish
+ * (startup code without frame pointers) do not hide what the others tell.
+ */
+static uint64_t stack_copy_suggestion(const QualityModule *m, bool *ret_known)
 {
 	/* frames differ in size: half again, in whole pages */
 	uint64_t want = (m->stack_needed * 3 / 2 + 4095) & ~4095ULL;
 	uint64_t ends = m->ended[UNWIND_END_STACK_COPY];
+
+	if (want > STACK_BYTES_MAX && m->stack_needed <= STACK_BYTES_MAX)
+		want = STACK_BYTES_MAX;
+	*ret_known = m->stack_unknown * 10 <= ends && m->stack_needed > 0 && want <= STACK_BYTES_MAX;
+	return *ret_known ? want : STACK_BYTES_MAX;
+}
+
+static char *stack_copy_hint(const QualityModule *m)
+{
+	uint64_t ends = m->ended[UNWIND_END_STACK_COPY];
+	bool known;
+	uint64_t want = stack_copy_suggestion(m, &known);
 	char *s;
 	int r;
 
-	/*
-	 * Known when the frame-pointer chain finished the stacks; else nothing
-	 * tells how deep. A few it did not finish (startup code without frame
-	 * pointers) do not hide what the others tell.
-	 */
-	if (want > STACK_BYTES_MAX && m->stack_needed <= STACK_BYTES_MAX)
-		want = STACK_BYTES_MAX;
-	if (m->stack_unknown * 10 <= ends && m->stack_needed > 0 && want <= STACK_BYTES_MAX)
+	if (known)
 		r = asprintf(&s, "the stack copy is too small: --stack-bytes %" PRIu64
 			     " would have held these stacks (%" PRIu64 " of %" PRIu64
 			     " of known depth)", want, ends - m->stack_unknown, ends);
 	else
 		r = asprintf(&s,
-			     "the stack copy is too small: try --stack-bytes %llu (the largest), or "
+			     "the stack copy is too small: try --stack-bytes %" PRIu64 " (the largest), or "
 			     "build with -fno-omit-frame-pointer so the frame-pointer chain finishes "
 			     "deeper stacks (or use --backend perf-fp)",
-			     STACK_BYTES_MAX);
+			     want);
 	return r < 0 ? NULL : s;
 }
 
@@ -293,31 +347,65 @@ static int add_reason(json_t *reasons, json_t *reason)
 	return json_array_append_new(reasons, reason) == 0 ? 0 : -ENOMEM;
 }
 
-static int module_json(const StackQuality *q, const QualityModule *m, json_t **ret)
+/* A reason's facts beyond its hint: the copy to ask for, the state of a fetch. */
+static int reason_facts(json_t *reason, const QualityModule *m, UnwindEnd end, bool naming,
+			StackQualityFetch fetch)
+{
+	bool known;
+	uint64_t want;
+
+	if (!reason)
+		return -ENOMEM;
+	if (naming)
+		return json_object_set_new(reason, "debuginfod", m->build_id ? json_string(fetch_names[fetch])
+									  : json_null()) < 0 ? -ENOMEM : 0;
+	if (end != UNWIND_END_STACK_COPY)
+		return 0;
+	want = stack_copy_suggestion(m, &known);
+	if (json_object_set_new(reason, "stack_bytes", json_integer((json_int_t)want)) < 0 ||
+	    json_object_set_new(reason, "stack_bytes_known", json_boolean(known)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int module_json(const StackQuality *q, const QualityModule *m, StackQualityFetchFn fetch,
+		       void *userdata, json_t **ret)
 {
 	bool anonymous = strcmp(m->path, STACK_QUALITY_ANONYMOUS) == 0;
-	json_t *reasons = json_array(), *o;
+	json_t *reasons = json_array(), *o, *why;
 	uint64_t ended = 0;
 	int r = reasons ? 0 : -ENOMEM;
 
 	for (int e = 0; e < _UNWIND_END_MAX && r >= 0; e++) {
 		ended += m->ended[e];
-		if (m->ended[e] > 0)
-			r = add_reason(reasons, reason_json(end_reason(e, anonymous), m->ended[e],
-							    end_hint(q, m, e, anonymous)));
+		if (m->ended[e] == 0)
+			continue;
+		why = reason_json(end_reason(e, anonymous), m->ended[e], end_hint(q, m, e, anonymous));
+		r = reason_facts(why, m, e, false, 0);
+		if (r >= 0)
+			r = add_reason(reasons, why);
+		else
+			json_decref(why);
 	}
 	if (m->unnamed > 0 && r >= 0) {
+		StackQualityFetch state = anonymous || !m->build_id
+						  ? STACK_QUALITY_FETCH_NOT_ASKED
+						  : fetch_state(fetch, userdata, m->build_id);
+
 		if (anonymous)
-			r = add_reason(reasons, reason_json("jit-without-map", m->unnamed,
-							    strdup(jit_hint(q->executable))));
+			why = reason_json("jit-without-map", m->unnamed, strdup(jit_hint(q->executable)));
 		else if (m->naming == STACK_QUALITY_NAMING_NONE)
-			r = add_reason(reasons, reason_json("no-symbols", m->unnamed,
-							    debug_hint(m, "neither symbols nor debug info")));
+			why = reason_json("no-symbols", m->unnamed,
+					  debug_hint(m, "neither symbols nor debug info", state));
 		else
-			r = add_reason(reasons,
-				       reason_json("no-debug-info", m->unnamed,
-						   debug_hint(m, "functions its symbol table does not "
-								 "list stay unnamed without debug info")));
+			why = reason_json("no-debug-info", m->unnamed,
+					  debug_hint(m, "functions its symbol table does not list stay "
+							"unnamed without debug info", state));
+		r = anonymous ? (why ? 0 : -ENOMEM) : reason_facts(why, m, 0, true, state);
+		if (r >= 0)
+			r = add_reason(reasons, why);
+		else
+			json_decref(why);
 	}
 	if (r < 0) {
 		json_decref(reasons);
@@ -355,27 +443,40 @@ static bool is_poor(uint64_t samples, uint64_t ended, uint64_t unnamed)
 			       unnamed * 100 > samples * POOR_PERCENT);
 }
 
-int stack_quality_to_json(const StackQuality *q, json_t **ret)
+/* The modules worth reporting, the worst first, at most REPORT_MAX_MODULES. */
+static int worst_modules(const StackQuality *q, const QualityModule ***ret, uint32_t *ret_n)
 {
-	_cleanup_free_ const QualityModule **order = calloc(q->n_modules + 1, sizeof(*order));
-	json_t *modules = json_array(), *o;
+	const QualityModule **order = calloc(q->n_modules + 1, sizeof(*order));
 	uint32_t n = 0;
-	int r;
 
-	if (!order || !modules) {
-		json_decref(modules);
+	if (!order)
 		return -ENOMEM;
-	}
 	for (uint32_t i = 0; i < q->n_modules; i++)
 		if (module_weight(&q->modules[i]) > 0)
 			order[n++] = &q->modules[i];
 	qsort(order, n, sizeof(*order), weight_compare);
-	if (n > REPORT_MAX_MODULES)
-		n = REPORT_MAX_MODULES;
+	*ret = order;
+	*ret_n = n < REPORT_MAX_MODULES ? n : REPORT_MAX_MODULES;
+	return 0;
+}
+
+int stack_quality_to_json(const StackQuality *q, StackQualityFetchFn fetch, void *userdata,
+			  json_t **ret)
+{
+	_cleanup_free_ const QualityModule **order = NULL;
+	json_t *modules = json_array(), *o;
+	uint32_t n;
+	int r;
+
+	r = modules ? worst_modules(q, &order, &n) : -ENOMEM;
+	if (r < 0) {
+		json_decref(modules);
+		return r;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		json_t *m;
 
-		r = module_json(q, order[i], &m);
+		r = module_json(q, order[i], fetch, userdata, &m);
 		if (r < 0 || json_array_append_new(modules, m) < 0) {
 			json_decref(modules);
 			return r < 0 ? r : -ENOMEM;
@@ -392,6 +493,203 @@ int stack_quality_to_json(const StackQuality *q, json_t **ret)
 	return 0;
 }
 
+/* ---- the wire: the counts from the unwinder to profd ---- */
+
+static const char *const naming_names[] = {
+	[STACK_QUALITY_NAMING_UNKNOWN] = "unknown", [STACK_QUALITY_NAMING_NONE] = "none",
+	[STACK_QUALITY_NAMING_SYMBOLS] = "symbols", [STACK_QUALITY_NAMING_DWARF] = "dwarf",
+};
+
+static json_t *module_wire(const QualityModule *m)
+{
+	json_t *ended = json_array();
+
+	for (int e = 0; ended && e < _UNWIND_END_MAX; e++)
+		if (json_array_append_new(ended, json_integer((json_int_t)m->ended[e])) < 0) {
+			json_decref(ended);
+			return NULL;
+		}
+	if (!ended)
+		return NULL;
+	return json_pack("{s:s, s:s?, s:s, s:o, s:I, s:I, s:I, s:I}", "path", m->path, "build_id",
+			 m->build_id, "naming", naming_names[m->naming], "ended", ended, "continued",
+			 (json_int_t)m->continued, "unnamed", (json_int_t)m->unnamed, "stack_needed",
+			 (json_int_t)m->stack_needed, "stack_unknown", (json_int_t)m->stack_unknown);
+}
+
+int stack_quality_to_wire(const StackQuality *q, char **ret, size_t *ret_size)
+{
+	_cleanup_free_ const QualityModule **order = NULL;
+	_cleanup_(json_decrefp) json_t *o = NULL;
+	json_t *modules = json_array();
+	char *s;
+	uint32_t n;
+	int r;
+
+	r = modules ? worst_modules(q, &order, &n) : -ENOMEM;
+	for (uint32_t i = 0; r >= 0 && i < n; i++)
+		if (json_array_append_new(modules, module_wire(order[i])) < 0)
+			r = -ENOMEM;
+	if (r < 0) {
+		json_decref(modules);
+		return r;
+	}
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s?, s:o}", "samples", (json_int_t)q->samples,
+		      "with_unnamed", (json_int_t)q->with_unnamed, "unnamed_leaf",
+		      (json_int_t)q->unnamed_leaf, "ended_early", (json_int_t)q->ended_early,
+		      "continued", (json_int_t)q->continued, "executable", q->executable, "modules",
+		      modules);
+	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (!s)
+		return -ENOMEM;
+	if (strlen(s) > STACK_QUALITY_WIRE_MAX) {
+		free(s);
+		return -EFBIG;
+	}
+	*ret_size = strlen(s);
+	*ret = s;
+	return 0;
+}
+
+/* An integer in [0, max]. */
+static int wire_integer(const json_t *v, uint64_t max, uint64_t *ret)
+{
+	json_int_t n;
+
+	if (!json_is_integer(v))
+		return -EBADMSG;
+	n = json_integer_value(v);
+	if (n < 0 || (uint64_t)n > max)
+		return -EBADMSG;
+	*ret = (uint64_t)n;
+	return 0;
+}
+
+static int wire_count(const json_t *o, const char *key, uint64_t max, uint64_t *ret)
+{
+	return wire_integer(json_object_get(o, key), max, ret);
+}
+
+/* A name to show a person: 1..max bytes, no NUL, no control characters; null when 'nullable'. */
+static int wire_name(const json_t *v, size_t max, bool nullable, const char **ret)
+{
+	const char *s;
+	size_t n;
+
+	if (nullable && (!v || json_is_null(v))) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return -EBADMSG;
+	s = json_string_value(v);
+	n = json_string_length(v);
+	if (n == 0 || n > max || strlen(s) != n)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return -EBADMSG;
+	*ret = s;
+	return 0;
+}
+
+/* A build-id as the resolver writes it: lower-case hex, an even number of digits. */
+static bool build_id_valid(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return s[n] == '\0' && n % 2 == 0 && n >= 2 && n <= 2 * TARGET_FILE_BUILD_ID_MAX;
+}
+
+static int module_from_wire(StackQuality *q, const json_t *o, uint64_t max)
+{
+	const json_t *ended = json_object_get(o, "ended");
+	const char *path, *build_id, *naming;
+	uint64_t all = 0, v = 0;
+	uint32_t index;
+	QualityModule *m;
+	int r;
+
+	if (!json_is_object(o) || json_object_size(o) != 8 || !json_is_array(ended) ||
+	    json_array_size(ended) != _UNWIND_END_MAX)
+		return -EBADMSG;
+	r = wire_name(json_object_get(o, "path"), PATH_MAX, false, &path);
+	if (r >= 0)
+		r = wire_name(json_object_get(o, "build_id"), 2 * TARGET_FILE_BUILD_ID_MAX, true,
+			      &build_id);
+	if (r >= 0)
+		r = wire_name(json_object_get(o, "naming"), 16, false, &naming);
+	if (r < 0 || (build_id && !build_id_valid(build_id)))
+		return -EBADMSG;
+	/* each module once: a second entry would be counted twice */
+	for (uint32_t i = 0; i < q->n_modules; i++)
+		if (strcmp(q->modules[i].path, path) == 0)
+			return -EBADMSG;
+	r = stack_quality_module(q, path, build_id, &index);
+	if (r < 0)
+		return r;
+	m = &q->modules[index];
+	m->naming = _STACK_QUALITY_NAMING_MAX;
+	for (size_t i = 0; i < ELEMENTSOF(naming_names); i++)
+		if (strcmp(naming, naming_names[i]) == 0)
+			m->naming = (StackQualityNaming)i;
+	for (int e = 0; e < _UNWIND_END_MAX && r >= 0; e++) {
+		r = wire_integer(json_array_get(ended, e), max, &v);
+		m->ended[e] = r < 0 ? 0 : v;
+		all += v;
+	}
+	if (r < 0 || m->naming == _STACK_QUALITY_NAMING_MAX || m->ended[UNWIND_END_COMPLETE] > 0 ||
+	    all > max)
+		return -EBADMSG;
+	if (wire_count(o, "continued", all, &m->continued) < 0 ||
+	    wire_count(o, "unnamed", max, &m->unnamed) < 0 ||
+	    wire_count(o, "stack_needed", STACK_BYTES_MAX, &m->stack_needed) < 0 ||
+	    wire_count(o, "stack_unknown", m->ended[UNWIND_END_STACK_COPY], &m->stack_unknown) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
+int stack_quality_from_wire(const char *data, size_t size, uint64_t max_samples,
+			    StackQuality **ret)
+{
+	_cleanup_(json_decrefp) json_t *o = NULL;
+	_cleanup_(stack_quality_freep) StackQuality *q = NULL;
+	const json_t *modules, *m;
+	const char *executable;
+	size_t i;
+	int r;
+
+	if (size > STACK_QUALITY_WIRE_MAX)
+		return -EBADMSG;
+	o = json_loadb(data, size, JSON_REJECT_DUPLICATES, NULL);
+	modules = json_object_get(o, "modules");
+	if (!json_is_object(o) || json_object_size(o) != 7 || !json_is_array(modules) ||
+	    json_array_size(modules) > REPORT_MAX_MODULES)
+		return -EBADMSG;
+	r = stack_quality_new(&q);
+	if (r < 0)
+		return r;
+	if (wire_count(o, "samples", max_samples, &q->samples) < 0 ||
+	    wire_count(o, "with_unnamed", q->samples, &q->with_unnamed) < 0 ||
+	    wire_count(o, "unnamed_leaf", q->samples, &q->unnamed_leaf) < 0 ||
+	    wire_count(o, "ended_early", max_samples, &q->ended_early) < 0 ||
+	    wire_count(o, "continued", max_samples, &q->continued) < 0 ||
+	    wire_name(json_object_get(o, "executable"), PATH_MAX, true, &executable) < 0)
+		return -EBADMSG;
+	if (executable) {
+		r = stack_quality_set_executable(q, executable);
+		if (r < 0)
+			return r;
+	}
+	json_array_foreach(modules, i, m) {
+		r = module_from_wire(q, m, max_samples);
+		if (r < 0)
+			return r;
+	}
+	*ret = TAKE_PTR(q);
+	return 0;
+}
+
 static uint64_t get_u64(const json_t *o, const char *key)
 {
 	json_int_t v = json_integer_value(json_object_get(o, key));
@@ -402,6 +700,13 @@ static uint64_t get_u64(const json_t *o, const char *key)
 static double percent(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* 's' for a terminal: a control character in a file's name must not become an escape sequence */
+static void print_visible(const char *s, FILE *out)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
 }
 
 int stack_quality_print(const json_t *report, FILE *out)
@@ -428,10 +733,13 @@ int stack_quality_print(const json_t *report, FILE *out)
 			/* the reasons that matter: a few lines, not an inventory */
 			if (shown >= 6 || n * 100 < samples)
 				continue;
-			fprintf(out, "  %s: %.0f%% of samples, %s: %s\n",
-				json_string_value(json_object_get(m, "module")) ?: "?",
-				percent(n, samples),
-				json_string_value(json_object_get(why, "reason")) ?: "?", hint ?: "");
+			fputs("  ", out);
+			print_visible(json_string_value(json_object_get(m, "module")) ?: "?", out);
+			fprintf(out, ": %.0f%% of samples, ", percent(n, samples));
+			print_visible(json_string_value(json_object_get(why, "reason")) ?: "?", out);
+			fputs(": ", out);
+			print_visible(hint ?: "", out);
+			fputc('\n', out);
 			shown++;
 		}
 	}

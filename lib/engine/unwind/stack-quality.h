@@ -28,12 +28,14 @@ typedef enum StackQualityNaming {
 	STACK_QUALITY_NAMING_NONE,    /* neither symbols nor debug info */
 	STACK_QUALITY_NAMING_SYMBOLS, /* a symbol table, no debug info */
 	STACK_QUALITY_NAMING_DWARF,   /* debug info (its own or a separate file's) */
+	_STACK_QUALITY_NAMING_MAX,
 } StackQualityNaming;
 
 typedef struct StackQuality StackQuality;
 
 int stack_quality_new(StackQuality **ret);
 StackQuality *stack_quality_free(StackQuality *q);
+void stack_quality_freep(StackQuality **q);
 
 /* The target's executable: its name picks the hint for JIT code without a map. */
 int stack_quality_set_executable(StackQuality *q, const char *path);
@@ -63,11 +65,50 @@ int stack_quality_count_unnamed(StackQuality *q, const Profile *p, const uint32_
 				uint32_t n);
 
 /*
+ * Where debug info by build-id could come from, for the hint of a module
+ * without it: what the process that words the report knows of its fetch.
+ */
+typedef enum StackQualityFetch {
+	STACK_QUALITY_FETCH_UNSET,    /* DEBUGINFOD_URLS unset: nothing asks a server */
+	STACK_QUALITY_FETCH_NOT_HERE, /* it is set, but this process fetches nothing */
+	STACK_QUALITY_FETCH_NOT_ASKED, /* a fetch exists; this build-id was not asked for */
+	STACK_QUALITY_FETCH_PENDING,  /* queued or being fetched */
+	STACK_QUALITY_FETCH_FAILED,   /* the servers had none, or the fetch failed */
+	STACK_QUALITY_FETCH_FETCHED,  /* in the cache now: later sessions have it */
+	_STACK_QUALITY_FETCH_MAX,
+} StackQualityFetch;
+
+/* The state of the fetch of 'build_id' (lower-case hex). */
+typedef StackQualityFetch (*StackQualityFetchFn)(void *userdata, const char *build_id);
+
+/*
  * {"samples", "ended_early", "continued_by_frame_pointers", "with_unnamed_frames",
  *  "unnamed_leaf", "poor", "modules": [{"module", "build_id", "samples_ended_here",
- *  "samples_unnamed_here", "reasons": [{"reason", "samples", "hint"}, ...]}, ...]}
+ *  "samples_unnamed_here", "reasons": [{"reason", "samples", "hint", ...}, ...]}, ...]}
+ * "stack-copy" reasons carry "stack_bytes" (the copy to ask for) and "stack_bytes_known"
+ * (the stacks seen say it holds them); "no-symbols" and "no-debug-info" carry "debuginfod"
+ * (StackQualityFetch as "unset", "not-here", "not-asked", "pending", "failed", "fetched";
+ * null without a build-id). 'fetch' NULL: this process fetches nothing (UNSET or NOT_HERE
+ * by DEBUGINFOD_URLS).
  */
-int stack_quality_to_json(const StackQuality *q, json_t **ret);
+int stack_quality_to_json(const StackQuality *q, StackQualityFetchFn fetch, void *userdata,
+			  json_t **ret);
+
+/*
+ * The counts alone (no hints), as the unwinder hands them to profd, which
+ * words the report itself: compact JSON of at most STACK_QUALITY_WIRE_MAX
+ * bytes (-EFBIG beyond), the worst modules only.
+ */
+#define STACK_QUALITY_WIRE_MAX (128U << 10)
+int stack_quality_to_wire(const StackQuality *q, char **ret, size_t *ret_size);
+/*
+ * Parse what an unwinder sent, as hostile input: strictly the shape
+ * stack_quality_to_wire() makes, no count above 'max_samples' (the samples
+ * it was given), no control characters in names, a bounded number of
+ * modules. -EBADMSG for anything else.
+ */
+int stack_quality_from_wire(const char *data, size_t size, uint64_t max_samples,
+			    StackQuality **ret);
 
 /*
  * Print a report (of stack_quality_to_json(), as it may have come over the

@@ -847,7 +847,7 @@ int stack_resolver_finish(StackResolver *r)
 							      : UINT32_MAX));
 }
 
-int stack_resolver_get_quality(const StackResolver *r, json_t **ret)
+const StackQuality *stack_resolver_get_quality(const StackResolver *r)
 {
-	return stack_quality_to_json(r->quality, ret);
+	return r->quality;
 }

@@ -24,6 +24,7 @@
 #include "perf-sample.h"
 #include "process-maps.h"
 #include "profile.h"
+#include "stack-quality.h"
 #include "symbol-cache.h"
 #include "target-files.h"
 
@@ -83,8 +84,8 @@ int stack_resolver_resolve(void *userdata, const PerfSample *sample, const Proce
  */
 int stack_resolver_finish(StackResolver *r);
 
-/* The stack-quality report (stack-quality.h), complete after stack_resolver_finish(). */
-int stack_resolver_get_quality(const StackResolver *r, json_t **ret);
+/* The stack-quality counts (stack-quality.h), complete after stack_resolver_finish(). */
+const StackQuality *stack_resolver_get_quality(const StackResolver *r);
 
 /* How DWARF walks ended (hybrid-unwind.h), and how many the frame-pointer callchain continued. */
 typedef struct StackResolverStats {

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The stack-quality report (#12) through the daemon: the sandboxed unwinder
+# counts, profd checks the counts and words the report, which lands in the
+# session's metrics (GetMetrics "stack_quality"), in its run record (extra
+# field profd.stack_quality) and, when stacks are poor, in a short block that
+# `profctl record` prints (through profd and with --local). Each defect is
+# provoked and the report must name it for most of the samples the session
+# took: a stripped copy of a workload (no symbols, with its build-id), a stack
+# copy smaller than the stacks (with a --stack-bytes that would hold them), JIT
+# code without a perf map; a clean workload is reported fine and nothing is
+# printed. With DEBUGINFOD_URLS set the hint no longer asks to set it.
+source "$(dirname "$0")/lib.sh"
+: "${PROFCTL:?PROFCTL must name the profctl binary}"
+: "${WORKLOAD_DEEP_STACK:?}" "${WORKLOAD_DEEP_STACK_FP:?}"
+: "${WORKLOAD_JIT:?}"
+
+# metrics PATH: the session's GetMetrics JSON
+metrics() {
+	bctl --json=short call $DEST "$1" $SES GetMetrics | python3 -c 'import json, sys
+print(json.load(sys.stdin)["data"][0])'
+}
+
+# check_reason JSON_FILE MODULE REASON [KEY=VALUE...]: the report in JSON_FILE (metrics, or a
+# run record) is poor and names REASON (or one of REASON1|REASON2) for the module whose path
+# ends in MODULE, for most of
+# the samples the session took; each KEY of that reason is VALUE (python literals; KEY>VALUE,
+# KEY<VALUE and KEY~VALUE1|VALUE2 too; "fine": the report is not poor). Prints the reason.
+check_reason() {
+	python3 - "$@" <<'EOP' || fail "$(cat "$1" | head -c 3000)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+report = doc.get("stack_quality") or doc.get("profd", {}).get("stack_quality")
+module, reason = sys.argv[2], sys.argv[3]
+assert report, "no stack_quality report"
+# "fine" among the conditions: stacks the report names a reason for that did not make them poor
+assert report["poor"] is ("fine" not in sys.argv[4:]), "poor: %s" % report["poor"]
+samples = report["samples"]
+assert samples > 0, "no samples"
+why = [r for m in report["modules"] if m["module"].endswith(module)
+       for r in m["reasons"] if r["reason"] in reason.split("|")]
+assert why, "no %s for %s" % (reason, module)
+why = why[0]
+# most of what the session took, however many samples the machine's load left it
+assert why["samples"] * 2 > samples, "%s in %d of %d samples" % (reason, why["samples"], samples)
+for cond in sys.argv[4:]:
+    if cond == "fine":
+        continue
+    if ">" in cond:
+        k, v = cond.split(">", 1)
+        assert why[k] > json.loads(v), "%s=%r, not > %s" % (k, why[k], v)
+    elif "<" in cond:
+        k, v = cond.split("<", 1)
+        assert why[k] < json.loads(v), "%s=%r, not < %s" % (k, why[k], v)
+    elif "~" in cond:
+        k, v = cond.split("~", 1)
+        assert why[k] in v.split("|"), "%s=%r, not one of %s" % (k, why[k], v)
+    else:
+        k, v = cond.split("=", 1)
+        assert why[k] == json.loads(v), "%s=%r, not %s" % (k, why[k], v)
+print(json.dumps(why))
+EOP
+}
+
+# session_of PID [N KEY TYPE VALUE...]: a finished 2 s session of PID at 199 Hz (kernel frames
+# off: the report is of user stacks), its path
+session_of() {
+	local pid=$1 path n=1
+	shift
+	(($# > 0)) && n=$((1 + $# / 3))
+	path=$(start_session "$pid" 199 2000000 "$n" kernel b false "$@")
+	[[ $path == /org/profd/* ]] || fail "StartSession gave '$path'"
+	[[ $(wait_finished "$path" 90) == completed ]] || fail "session failed: $(prop "$path" Error)"
+	echo "$path"
+}
+
+# record_of PATH FILE: the session's run record into FILE
+record_of() {
+	bctl --json=short call $DEST $MGR_PATH $MGR GetRun s "$(prop "$1" RunId)" | python3 -c 'import json, sys
+print(json.load(sys.stdin)["data"][0])' >"$2" || fail "no run record for $1"
+}
+
+mkdir -p "$T/bin"
+objcopy --strip-all "$WORKLOAD_SPLIT" "$T/bin/workload-stripped"
+build_id=$(readelf -n "$T/bin/workload-stripped" | awk '/Build ID:/ { print $3 }')
+[[ $build_id =~ ^[0-9a-f]{40}$ ]] || fail "the stripped workload has no build-id: '$build_id'"
+
+start_bus
+unset DEBUGINFOD_URLS
+start_profd
+
+# --- a clean workload: fine, nothing printed
+spawn_workload "$WORKLOAD_SPLIT" 120 1
+clean=$SPAWNED
+path=$(session_of $clean)
+metrics "$path" >"$T/clean.json"
+python3 - "$T/clean.json" <<'EOP' || fail "the clean workload's report: $(cat "$T/clean.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))["stack_quality"]
+assert report["samples"] > 0 and report["poor"] is False, "poor"
+EOP
+"$PROFCTL" --address="$BUS" record -p $clean -d 1 -F 199 --no-kernel -o "$T/clean.folded" \
+	2>"$T/clean.err" || fail "profctl record failed: $(cat "$T/clean.err")"
+! grep -q 'stack quality' "$T/clean.err" || fail "profctl printed a report for a clean workload: $(cat "$T/clean.err")"
+kill $clean
+ok "a clean workload: not poor ($(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["stack_quality"]
+print("%d samples, %d ended early, %d with unnamed frames" % (r["samples"], r["ended_early"], r["with_unnamed_frames"]))' "$T/clean.json")), nothing printed"
+
+# --- a stripped copy (.dynsym left: its imports): no symbols or no debug info, its build-id,
+# and the hint asks for DEBUGINFOD_URLS
+spawn "$T/bin/workload-stripped" 120 1
+wait_until 30 runs_program "$SPAWNED" "$T/bin/workload-stripped" || fail "the stripped workload did not start"
+stripped=$SPAWNED
+path=$(session_of $stripped)
+metrics "$path" >"$T/stripped.json"
+why=$(check_reason "$T/stripped.json" /workload-stripped 'no-symbols|no-debug-info' debuginfod='"unset"')
+[[ $why == *"$build_id"* && $why == *DEBUGINFOD_URLS* ]] || fail "the hint lacks the build-id or DEBUGINFOD_URLS: $why"
+python3 - "$T/stripped.json" "$build_id" <<'EOP' || fail "the module's build-id: $(cat "$T/stripped.json")"
+import json, sys
+m = [m for m in json.load(open(sys.argv[1]))["stack_quality"]["modules"]
+     if m["module"].endswith("/workload-stripped")][0]
+assert m["build_id"] == sys.argv[2], m["build_id"]
+EOP
+record_of "$path" "$T/stripped.record"
+check_reason "$T/stripped.record" /workload-stripped 'no-symbols|no-debug-info' >/dev/null
+ok "stripped: $(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["reason"])' "$why"), build-id $build_id, in the metrics and the run record"
+
+"$PROFCTL" --address="$BUS" record -p $stripped -d 1 -F 199 --no-kernel -o "$T/stripped.folded" \
+	2>"$T/stripped.err" || fail "profctl record failed: $(cat "$T/stripped.err")"
+grep -q '^stack quality: ' "$T/stripped.err" && grep -qE 'workload-stripped: .*(no-symbols|no-debug-info): ' "$T/stripped.err" ||
+	fail "profctl record printed no naming reason: $(cat "$T/stripped.err")"
+"$PROFCTL" --local record -p $stripped -d 1 -F 199 --no-kernel -f record -o "$T/local.record" \
+	2>"$T/local.err" || fail "profctl --local record failed: $(cat "$T/local.err")"
+"$PROFCTL" --local record -p $stripped -d 1 -F 199 --no-kernel -f metrics -o "$T/local.json" \
+	2>/dev/null || fail "profctl --local record -f metrics failed"
+grep -qE 'workload-stripped: .*(no-symbols|no-debug-info): ' "$T/local.err" ||
+	fail "profctl --local record printed no naming reason: $(cat "$T/local.err")"
+check_reason "$T/local.record" /workload-stripped 'no-symbols|no-debug-info' >/dev/null
+check_reason "$T/local.json" /workload-stripped 'no-symbols|no-debug-info' >/dev/null
+kill $stripped
+ok "profctl record prints the block through profd and with --local (metrics and record too)"
+
+# --- a stack copy too small: 40 frames of 512 bytes in a 4 KiB copy
+spawn "$WORKLOAD_DEEP_STACK" 120 40
+wait_until 30 runs_program "$SPAWNED" "$WORKLOAD_DEEP_STACK" || fail "deep-stack did not start"
+deep=$SPAWNED
+path=$(session_of $deep stack_bytes u 4096)
+metrics "$path" >"$T/deep.json"
+why=$(check_reason "$T/deep.json" /deep-stack stack-copy 'stack_bytes>4096')
+kill $deep
+ok "a 4096-byte copy: stack-copy, --stack-bytes $(python3 -c 'import json, sys
+print(json.loads(sys.argv[1])["stack_bytes"])' "$why")"
+
+# ... the same with frame pointers: the kernel's callchain finishes the stacks (not poor), and
+# tells the copy that would have held them: 40 frames of 512 bytes, within the largest copy
+spawn "$WORKLOAD_DEEP_STACK_FP" 120 40
+wait_until 30 runs_program "$SPAWNED" "$WORKLOAD_DEEP_STACK_FP" || fail "deep-stack-fp did not start"
+deep=$SPAWNED
+path=$(session_of $deep stack_bytes u 4096)
+metrics "$path" >"$T/deep-fp.json"
+why=$(check_reason "$T/deep-fp.json" /deep-stack-fp stack-copy fine stack_bytes_known=true \
+	'stack_bytes>20479' 'stack_bytes<65529')
+kill $deep
+ok "with frame pointers: stack-copy, --stack-bytes $(python3 -c 'import json, sys
+print(json.loads(sys.argv[1])["stack_bytes"])' "$why") would have held the stacks"
+
+# --- JIT code without a perf map
+spawn "$WORKLOAD_JIT" 120 nomap
+wait_until 30 runs_program "$SPAWNED" "$WORKLOAD_JIT" || fail "workload-jit did not start"
+jit=$SPAWNED
+path=$(session_of $jit)
+metrics "$path" >"$T/jit.json"
+why=$(check_reason "$T/jit.json" '[anonymous code]' jit-without-map)
+[[ $why == *perf-PID.map* ]] || fail "the JIT hint names no perf map: $why"
+kill $jit
+ok "JIT without a map: jit-without-map"
+
+# --- DEBUGINFOD_URLS set (a server that refuses): the hint says what became of the fetch
+stop_profd
+DEBUGINFOD_URLS=http://127.0.0.1:9 start_profd
+spawn "$T/bin/workload-stripped" 120 1
+wait_until 30 runs_program "$SPAWNED" "$T/bin/workload-stripped" || fail "the stripped workload did not start"
+path=$(session_of $SPAWNED)
+metrics "$path" >"$T/fetch.json"
+why=$(check_reason "$T/fetch.json" /workload-stripped 'no-symbols|no-debug-info' 'debuginfod~pending|failed')
+[[ $why != *"set DEBUGINFOD_URLS"* ]] || fail "the hint asks to set DEBUGINFOD_URLS, which is set: $why"
+ok "with DEBUGINFOD_URLS: $(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["hint"])' "$why")"
