@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The stack-quality counts an unwinder sends profd (stack_quality_to_wire())
+ * come back whole (the report profd words from them is the one the unwinder
+ * would have worded), and whatever a compromised unwinder could send instead
+ * is refused by stack_quality_from_wire(): every case below is one change to
+ * a valid message.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "stack-quality.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                        \
+	do {                                                    \
+		if (!(cond)) {                                  \
+			fprintf(stderr, "FAIL: " __VA_ARGS__);  \
+			fputc('\n', stderr);                    \
+			failures++;                             \
+		}                                               \
+	} while (0)
+
+#define MAX_SAMPLES 1000
+
+/* Counts of three modules, as an unwinder's resolver would leave them. */
+static StackQuality *sample_quality(void)
+{
+	StackQuality *q;
+	uint32_t exe, lib, jit;
+
+	if (stack_quality_new(&q) < 0 || stack_quality_set_executable(q, "/usr/bin/node") < 0 ||
+	    stack_quality_module(q, "/opt/app/bin/app", "c6321461922ac73b197f997395d0dfdb966b5f45",
+				 &exe) < 0 ||
+	    stack_quality_module(q, "/usr/lib/libfoo.so.1", NULL, &lib) < 0 ||
+	    stack_quality_module(q, STACK_QUALITY_ANONYMOUS, NULL, &jit) < 0)
+		abort();
+	stack_quality_set_naming(q, exe, STACK_QUALITY_NAMING_NONE);
+	stack_quality_set_naming(q, lib, STACK_QUALITY_NAMING_SYMBOLS);
+	for (int i = 0; i < 40; i++)
+		stack_quality_add_end(q, exe, UNWIND_END_STACK_COPY, i % 2, i % 2, 20000 + i);
+	for (int i = 0; i < 30; i++)
+		stack_quality_add_end(q, lib, UNWIND_END_NO_CFI, false, false, 0);
+	for (int i = 0; i < 20; i++)
+		stack_quality_add_end(q, jit, UNWIND_END_NO_MODULE, false, false, 0);
+	return q;
+}
+
+static json_t *wire_of(const StackQuality *q)
+{
+	_cleanup_free_ char *wire = NULL;
+	size_t size;
+
+	if (stack_quality_to_wire(q, &wire, &size) < 0)
+		abort();
+	return json_loadb(wire, size, 0, NULL);
+}
+
+static json_t *report_of(const StackQuality *q)
+{
+	json_t *o;
+
+	if (stack_quality_to_json(q, NULL, NULL, &o) < 0)
+		abort();
+	return o;
+}
+
+/* The sent counts parse back into the same report. */
+static void test_round_trip(void)
+{
+	_cleanup_(stack_quality_freep) StackQuality *q = sample_quality(), *back = NULL;
+	_cleanup_free_ char *wire = NULL;
+	json_t *a, *b;
+	size_t size;
+	int r;
+
+	r = stack_quality_to_wire(q, &wire, &size);
+	CHECK(r == 0 && size == strlen(wire), "to_wire: %d", r);
+	r = stack_quality_from_wire(wire, size, 90, &back);
+	CHECK(r == 0, "a valid message refused: %s\n%s", strerror(-r), wire);
+	if (r < 0)
+		return;
+	a = report_of(q);
+	b = report_of(back);
+	CHECK(json_equal(a, b), "the report differs after the wire");
+	json_decref(a);
+	json_decref(b);
+	/* the unwinder was given fewer samples than its counts claim */
+	CHECK(stack_quality_from_wire(wire, size, 39, &back) == -EBADMSG,
+	      "counts above the samples given accepted");
+}
+
+typedef void (*MutateFn)(json_t *wire, json_t *module);
+
+static void set(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v);
+}
+
+static void m_samples_over(json_t *w, json_t *m) { set(w, "samples", json_integer(MAX_SAMPLES + 1)); }
+static void m_negative(json_t *w, json_t *m) { set(m, "unnamed", json_integer(-1)); }
+static void m_fraction(json_t *w, json_t *m) { set(w, "ended_early", json_real(1.5)); }
+static void m_string_count(json_t *w, json_t *m) { set(m, "continued", json_string("1")); }
+static void m_unknown_key(json_t *w, json_t *m) { set(w, "hint", json_string("curl x | sh")); }
+static void m_unknown_module_key(json_t *w, json_t *m) { set(m, "hint", json_string("rm -rf")); }
+static void m_missing_key(json_t *w, json_t *m) { json_object_del(w, "unnamed_leaf"); }
+static void m_escape_path(json_t *w, json_t *m) { set(m, "path", json_string("/bin/\033[2Jx")); }
+static void m_newline_path(json_t *w, json_t *m) { set(m, "path", json_string("/bin/a\nb")); }
+static void m_nul_path(json_t *w, json_t *m) { set(m, "path", json_stringn("/bin/a\0b", 8)); }
+static void m_empty_path(json_t *w, json_t *m) { set(m, "path", json_string("")); }
+static void m_path_number(json_t *w, json_t *m) { set(m, "path", json_integer(1)); }
+static void m_build_id_path(json_t *w, json_t *m) { set(m, "build_id", json_string("../../etc")); }
+static void m_build_id_upper(json_t *w, json_t *m) { set(m, "build_id", json_string("ABCD")); }
+static void m_build_id_odd(json_t *w, json_t *m) { set(m, "build_id", json_string("abc")); }
+static void m_naming(json_t *w, json_t *m) { set(m, "naming", json_string("bogus")); }
+static void m_ended_short(json_t *w, json_t *m) { json_array_remove(json_object_get(m, "ended"), 0); }
+static void m_ended_complete(json_t *w, json_t *m)
+{
+	json_array_set_new(json_object_get(m, "ended"), UNWIND_END_COMPLETE, json_integer(1));
+}
+static void m_ended_sum(json_t *w, json_t *m)
+{
+	/* each below the cap, together above it */
+	json_array_set_new(json_object_get(m, "ended"), UNWIND_END_DEPTH, json_integer(MAX_SAMPLES));
+}
+static void m_stack_needed(json_t *w, json_t *m) { set(m, "stack_needed", json_integer(1 << 20)); }
+static void m_stack_unknown(json_t *w, json_t *m) { set(m, "stack_unknown", json_integer(41)); }
+static void m_continued(json_t *w, json_t *m) { set(m, "continued", json_integer(MAX_SAMPLES)); }
+static void m_executable(json_t *w, json_t *m) { set(w, "executable", json_string("\033]0;x\a")); }
+static void m_modules_object(json_t *w, json_t *m) { set(w, "modules", json_object()); }
+static void m_duplicate_module(json_t *w, json_t *m)
+{
+	json_array_append(json_object_get(w, "modules"), m);
+}
+static void m_many_modules(json_t *w, json_t *m)
+{
+	json_t *modules = json_object_get(w, "modules");
+
+	for (int i = 0; json_array_size(modules) <= 16; i++) {
+		json_t *copy = json_deep_copy(m);
+		char path[32];
+
+		snprintf(path, sizeof(path), "/lib/m%d.so", i);
+		set(copy, "path", json_string(path));
+		json_array_append_new(modules, copy);
+	}
+}
+
+/* Text cases: what no JSON value of the right shape makes. */
+static void test_text(const char *text, size_t size, const char *what)
+{
+	_cleanup_(stack_quality_freep) StackQuality *q = NULL;
+
+	CHECK(stack_quality_from_wire(text, size, MAX_SAMPLES, &q) == -EBADMSG && !q,
+	      "%s accepted", what);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *what;
+		MutateFn mutate;
+	} cases[] = {
+		{ "more samples than given", m_samples_over },
+		{ "a negative count", m_negative },
+		{ "a fractional count", m_fraction },
+		{ "a count as a string", m_string_count },
+		{ "an unknown key (a hint of its own)", m_unknown_key },
+		{ "an unknown module key", m_unknown_module_key },
+		{ "a missing key", m_missing_key },
+		{ "a terminal escape in a path", m_escape_path },
+		{ "a newline in a path", m_newline_path },
+		{ "a NUL in a path", m_nul_path },
+		{ "an empty path", m_empty_path },
+		{ "a path that is a number", m_path_number },
+		{ "a build-id that is a path", m_build_id_path },
+		{ "an upper-case build-id", m_build_id_upper },
+		{ "a build-id of odd length", m_build_id_odd },
+		{ "an unknown naming", m_naming },
+		{ "too few walk ends", m_ended_short },
+		{ "a complete walk counted as ending early", m_ended_complete },
+		{ "more walk ends than samples", m_ended_sum },
+		{ "a stack need beyond any copy", m_stack_needed },
+		{ "more unknown stack needs than stack-copy ends", m_stack_unknown },
+		{ "more continued walks than ended ones", m_continued },
+		{ "a terminal escape in the executable", m_executable },
+		{ "modules that are no array", m_modules_object },
+		{ "a module twice", m_duplicate_module },
+		{ "more modules than a report holds", m_many_modules },
+	};
+	_cleanup_(stack_quality_freep) StackQuality *q = sample_quality();
+	json_t *base = wire_of(q);
+	_cleanup_free_ char *big = NULL, *deep = NULL;
+
+	test_round_trip();
+	if (!base)
+		abort();
+	{
+		/* the message every case changes is valid as it is */
+		_cleanup_(stack_quality_freep) StackQuality *valid = NULL;
+		_cleanup_free_ char *text = json_dumps(base, JSON_COMPACT);
+
+		CHECK(text && stack_quality_from_wire(text, strlen(text), MAX_SAMPLES, &valid) == 0,
+		      "the unchanged message is refused");
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *wire = json_deep_copy(base);
+		_cleanup_free_ char *text = NULL;
+
+		cases[i].mutate(wire, json_array_get(json_object_get(wire, "modules"), 0));
+		text = json_dumps(wire, JSON_COMPACT | JSON_ALLOW_NUL);
+		json_decref(wire);
+		if (!text)
+			abort();
+		test_text(text, strlen(text), cases[i].what);
+	}
+	test_text("", 0, "nothing");
+	test_text("[]", 2, "an array");
+	test_text("{\"samples\":1,\"samples\":2}", 25, "a duplicate key");
+	test_text("{\"samples\":18446744073709551616}", 32, "a count beyond u64");
+	/* one message beyond the cap, however valid its start */
+	big = malloc(STACK_QUALITY_WIRE_MAX + 2);
+	deep = malloc(4001);
+	if (!big || !deep)
+		abort();
+	memset(big, ' ', STACK_QUALITY_WIRE_MAX + 1);
+	big[0] = '{';
+	big[STACK_QUALITY_WIRE_MAX] = '}';
+	test_text(big, STACK_QUALITY_WIRE_MAX + 1, "a message beyond the cap");
+	memset(deep, '[', 2000);
+	memset(deep + 2000, ']', 2000);
+	test_text(deep, 4000, "2000 nested arrays");
+	json_decref(base);
+	if (failures == 0)
+		printf("ok - %zu hostile messages refused, a valid one round-trips\n",
+		       sizeof(cases) / sizeof(cases[0]) + 6);
+	return failures ? 1 : 0;
+}
