@@ -77,7 +77,7 @@ static uint64_t touched(Backlog *b)
  * pushed, arrive whole and in order, and the producer goes back to the start instead of
  * walking the whole ring: the memfd's pages stay within a quarter of it and a record.
  */
-static void test_rewind(void)
+static int test_rewind(void)
 {
 	_cleanup_(backlog_freep) Backlog *producer = NULL, *consumer = NULL;
 	const struct perf_event_header *h;
@@ -92,7 +92,7 @@ static void test_rewind(void)
 		      (unsigned long long)seq);
 		bytes += rec.header.size;
 		if (!take(consumer, seq))
-			return;
+			return test_result();
 	}
 	CHECK(backlog_peek(consumer, &h) == 0, "something left after the last record");
 	CHECK(touched(producer) <= SIZE / 4 + sizeof(Record) + 2 * 4096,
@@ -100,13 +100,14 @@ static void test_rewind(void)
 	      SIZE);
 	CHECK(backlog_get_peak(producer) <= sizeof(Record), "peak %llu with one record at a time",
 	      (unsigned long long)backlog_get_peak(producer));
+	return test_result();
 }
 
 /*
  * A consumer that lags: never empty when the producer pushes, so no rewind; the records
  * fill the ring up to the limit as before, and all of them come out in order.
  */
-static void test_lagging(void)
+static int test_lagging(void)
 {
 	_cleanup_(backlog_freep) Backlog *producer = NULL, *consumer = NULL;
 	uint64_t bytes = 0, pushed = 0, taken = 0;
@@ -122,7 +123,7 @@ static void test_lagging(void)
 		      (unsigned long long)pushed);
 		bytes += rec.header.size;
 		if (!take(consumer, taken++))
-			return;
+			return test_result();
 	}
 	/* then one record behind: a full ring's worth goes through */
 	record_init(&rec, pushed++);
@@ -133,7 +134,7 @@ static void test_lagging(void)
 		      (unsigned long long)pushed);
 		bytes += rec.header.size;
 		if (!take(consumer, taken++))
-			return;
+			return test_result();
 	}
 	/* the consumer stops: the ring takes records until it is full */
 	for (bytes = 0;; pushed++) {
@@ -148,29 +149,17 @@ static void test_lagging(void)
 	      "only %llu bytes taken before the ring was full", (unsigned long long)bytes);
 	while (taken < pushed)
 		if (!take(consumer, taken++))
-			return;
+			return test_result();
 	CHECK(backlog_get_peak(producer) <= SIZE, "peak %llu", (unsigned long long)backlog_get_peak(producer));
+	return test_result();
 }
-
-static const struct {
-	const char *name;
-	void (*run)(void);
-} cases[] = {
-	{ "rewind", test_rewind },
-	{ "lagging", test_lagging },
-};
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s CASE\n", argv[0]);
-		return EXIT_FAILURE;
-	}
-	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-		if (strcmp(argv[1], cases[i].name) == 0) {
-			cases[i].run();
-			return test_result();
-		}
-	fprintf(stderr, "unknown case '%s'\n", argv[1]);
-	return EXIT_FAILURE;
+	static const TestCase cases[] = {
+		{ "rewind", test_rewind },
+		{ "lagging", test_lagging },
+	};
+
+	return test_run_case(argc, argv, cases, ELEMENTSOF(cases));
 }

@@ -88,7 +88,7 @@ static bool profile_has_function(const Profile *p, const char *prefix)
 	return false;
 }
 
-static void test_busy_two_threads(void)
+static int test_busy_two_threads(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "3", "2", NULL);
 	_cleanup_profile_ Profile *p = NULL;
@@ -103,7 +103,7 @@ static void test_busy_two_threads(void)
 	CHECK(r == 0, "collect: %s", strerror(-r));
 	CHECK(p != NULL, "no profile");
 	if (!p)
-		return;
+		return test_result();
 	CHECK(m.samples_captured * 10 >= expected * 9, "captured %llu < 90%% of %llu",
 	      (unsigned long long)m.samples_captured, (unsigned long long)expected);
 	CHECK(m.samples_dropped == 0 && m.backlog_dropped == 0, "dropped %llu (backlog %llu)",
@@ -122,6 +122,7 @@ static void test_busy_two_threads(void)
 	CHECK(p->n_threads >= 2, "%u threads named", p->n_threads);
 	CHECK(p->duration_nanos == m.duration_nanos, "profile duration %llu, metrics %llu",
 	      (unsigned long long)p->duration_nanos, (unsigned long long)m.duration_nanos);
+	return test_result();
 }
 
 static void stop_collector(void *collector)
@@ -129,7 +130,7 @@ static void stop_collector(void *collector)
 	collector_stop(collector);
 }
 
-static void test_stop_from_thread(void)
+static int test_stop_from_thread(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "1", NULL);
 	_cleanup_collector_ Collector *c = NULL;
@@ -143,7 +144,7 @@ static void test_stop_from_thread(void)
 	CHECK(r == 0, "new: %s", strerror(-r));
 	if (r < 0) {
 		reap(pid);
-		return;
+		return test_result();
 	}
 	CHECK(collector_start(c) == 0, "start");
 	stopper = (DelayedCall){ .fn = stop_collector, .arg = c, .after_nanos = NSEC / 2 };
@@ -170,9 +171,10 @@ static void test_stop_from_thread(void)
 	}
 	CHECK(m.samples_captured > 0, "nothing captured");
 	CHECK(collector_is_finished(c), "not finished after wait");
+	return test_result();
 }
 
-static void test_stop_before_start(void)
+static int test_stop_before_start(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "1", NULL);
 	CollectorOptions o = { .sampling = { .hz = 999 } };
@@ -187,7 +189,7 @@ static void test_stop_before_start(void)
 	CHECK(r == 0, "new: %s", strerror(-r));
 	if (r < 0) {
 		reap(pid);
-		return;
+		return test_result();
 	}
 	collector_stop(c);
 	CHECK(collector_start(c) == 0, "start");
@@ -210,6 +212,7 @@ static void test_stop_before_start(void)
 	CHECK(collector_new(pid, &o, &c) == 0, "new");
 	collector_free(c);
 	reap(pid);
+	return test_result();
 }
 
 static bool process_gone(void *userdata)
@@ -223,7 +226,7 @@ static bool process_gone(void *userdata)
  * takes 4 ms a sample after), so records wait in the backlog at the exit however the
  * machine shares its CPUs; the target exits (is killed) once it has run 0.2 s.
  */
-static void test_target_exit_mid_drain(void)
+static int test_target_exit_mid_drain(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "30", "1", NULL);
 	_cleanup_collector_ Collector *c = NULL;
@@ -244,7 +247,7 @@ static void test_target_exit_mid_drain(void)
 	if (r < 0) {
 		reap(pid);
 		frame_cache_free(slow.cache);
-		return;
+		return test_result();
 	}
 	CHECK(collector_start(c) == 0, "start");
 	used = (CpuSince){ .pid = pid, .since = target_cpu_nanos(pid), .nanos = NSEC / 5 };
@@ -265,9 +268,10 @@ static void test_target_exit_mid_drain(void)
 	      (unsigned long long)m.samples_captured);
 	CHECK(m.backlog_dropped == 0, "backlog dropped %llu", (unsigned long long)m.backlog_dropped);
 	frame_cache_free(slow.cache);
+	return test_result();
 }
 
-static void test_budget(void)
+static int test_budget(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "20", "1", NULL);
 	_cleanup_profile_ Profile *p = NULL;
@@ -292,10 +296,11 @@ static void test_budget(void)
 	 */
 	CHECK(cpu < NSEC, "the target used %.3f s of CPU time in the window (%.3f s long)",
 	      (double)cpu / 1e9, (double)m.duration_nanos / 1e9);
+	return test_result();
 }
 
 /* A stall of the first unwind (a cold cache) is absorbed: nothing is lost. */
-static void test_stall_absorbed(void)
+static int test_stall_absorbed(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "30", "2", NULL);
 	_cleanup_profile_ Profile *p = NULL;
@@ -324,6 +329,7 @@ static void test_stall_absorbed(void)
 	      (unsigned long long)m.backlog_peak_bytes, (unsigned long long)stalled);
 	CHECK(stalled > 8, "only %llu samples during the stall", (unsigned long long)stalled);
 	frame_cache_free(slow.cache);
+	return test_result();
 }
 
 /*
@@ -331,7 +337,7 @@ static void test_stall_absorbed(void)
  * first sample until the target has run 0.3 s (or ~300 samples, the 1 MiB backlog holds ~60)
  * however the machine shares its CPUs, and takes 5 ms a sample after.
  */
-static void test_backlog_full(void)
+static int test_backlog_full(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "30", "2", NULL);
 	_cleanup_profile_ Profile *p = NULL;
@@ -358,6 +364,7 @@ static void test_backlog_full(void)
 	      p ? p->n_samples : 0, (unsigned long long)m.samples_captured);
 	CHECK(sampling_metrics_fidelity(&m) < 1.0, "fidelity %f", sampling_metrics_fidelity(&m));
 	frame_cache_free(slow.cache);
+	return test_result();
 }
 
 /* The check refuses from its n-th call on; remembers when the last good call began. */
@@ -377,7 +384,7 @@ static int check_target(void *userdata)
 	return 0;
 }
 
-static void test_check_cutoff(void)
+static int test_check_cutoff(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "2", NULL);
 	_cleanup_profile_ Profile *p = NULL;
@@ -415,6 +422,7 @@ static void test_check_cutoff(void)
 	CHECK(r == -EPERM, "start with a refusing check: %d", r);
 	collector_free(c);
 	reap(pid);
+	return test_result();
 }
 
 static int write_string(const char *path, const char *s)
@@ -465,7 +473,7 @@ static void thread_start_failure(pid_t pid, const char *cgroup, unsigned threads
 	CHECK(count_fds() == fds, "%u fds before, %u after", fds, count_fds());
 }
 
-static void test_thread_start_failure(void)
+static int test_thread_start_failure(void)
 {
 	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "30", NULL);
 	char cgroup[128];
@@ -476,13 +484,14 @@ static void test_thread_start_failure(void)
 		CHECK(false, "this test needs the pids cgroup controller: cannot create %s: %m",
 		      cgroup);
 		reap(pid);
-		return;
+		return test_result();
 	}
 	thread_start_failure(pid, cgroup, 0); /* the unwind thread */
 	thread_start_failure(pid, cgroup, 1); /* the drain thread, after the unwind thread */
 	if (rmdir(cgroup) < 0)
 		fprintf(stderr, "cannot remove %s: %m\n", cgroup);
 	reap(pid);
+	return test_result();
 }
 
 /*
@@ -491,7 +500,7 @@ static void test_thread_start_failure(void)
  * what could be true (twice the copy at most, UNWIND_STACK_MIN at least, whole
  * u64 words, the kernel's limit); the copy itself is the smaller of the two sizes.
  */
-static void test_consumer_stack_needed(void)
+static int test_consumer_stack_needed(void)
 {
 	static const struct {
 		uint32_t stack_bytes, copy, reported;
@@ -536,35 +545,23 @@ static void test_consumer_stack_needed(void)
 		      i, cases[i].reported, m.stack_bytes_needed, cases[i].kept);
 	}
 	reap(pid);
+	return test_result();
 }
-
-static const struct {
-	const char *name;
-	void (*run)(void);
-} cases[] = {
-	{ "busy-two-threads", test_busy_two_threads },
-	{ "stop-from-thread", test_stop_from_thread },
-	{ "stop-before-start", test_stop_before_start },
-	{ "target-exit-mid-drain", test_target_exit_mid_drain },
-	{ "budget", test_budget },
-	{ "stall-absorbed", test_stall_absorbed },
-	{ "backlog-full", test_backlog_full },
-	{ "check-cutoff", test_check_cutoff },
-	{ "thread-start-failure", test_thread_start_failure },
-	{ "consumer-stack-needed", test_consumer_stack_needed },
-};
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s CASE\n", argv[0]);
-		return EXIT_FAILURE;
-	}
-	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-		if (strcmp(argv[1], cases[i].name) == 0) {
-			cases[i].run();
-			return test_result();
-		}
-	fprintf(stderr, "unknown case '%s'\n", argv[1]);
-	return EXIT_FAILURE;
+	static const TestCase cases[] = {
+		{ "busy-two-threads", test_busy_two_threads },
+		{ "stop-from-thread", test_stop_from_thread },
+		{ "stop-before-start", test_stop_before_start },
+		{ "target-exit-mid-drain", test_target_exit_mid_drain },
+		{ "budget", test_budget },
+		{ "stall-absorbed", test_stall_absorbed },
+		{ "backlog-full", test_backlog_full },
+		{ "check-cutoff", test_check_cutoff },
+		{ "thread-start-failure", test_thread_start_failure },
+		{ "consumer-stack-needed", test_consumer_stack_needed },
+	};
+
+	return test_run_case(argc, argv, cases, ELEMENTSOF(cases));
 }

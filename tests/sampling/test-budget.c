@@ -60,7 +60,7 @@ static int run(const char *env_name, const char *arg1, const char *arg2, unsigne
 	return r;
 }
 
-static void test_grows(void)
+static int test_grows(void)
 {
 	SamplingOptions o = { .hz = 99, .duration_nanos = 2500000000ULL };
 	SamplingMetrics m;
@@ -76,9 +76,10 @@ static void test_grows(void)
 	      (unsigned long long)expected_budget(99, o.duration_nanos, 2));
 	CHECK(!m.buffer_full && strcmp(m.end_reason, "duration") == 0,
 	      "a second thread filled the budget (end %s)", m.end_reason);
+	return test_result();
 }
 
-static void test_ceiling(void)
+static int test_ceiling(void)
 {
 	SamplingOptions o = { .hz = 99, .duration_nanos = NSEC };
 	uint64_t threads = online_cpus() + 2;
@@ -100,9 +101,10 @@ static void test_ceiling(void)
 	      "%llu samples of a budget of %llu (buffer_full %d)",
 	      (unsigned long long)m.samples_captured, (unsigned long long)m.ring_capacity,
 	      m.buffer_full);
+	return test_result();
 }
 
-static void test_explicit(void)
+static int test_explicit(void)
 {
 	SamplingOptions o = { .hz = 99, .duration_nanos = NSEC, .ring_capacity = 1000000 };
 	SamplingMetrics m;
@@ -116,9 +118,10 @@ static void test_explicit(void)
 	r = run("WORKLOAD_LATE_THREAD", "3", "0.2", 1, &o, &m);
 	CHECK(r == 0 && m.ring_capacity == 500, "r %d: budget %llu over the limit of 500", r,
 	      (unsigned long long)m.ring_capacity);
+	return test_result();
 }
 
-static void test_requested(void)
+static int test_requested(void)
 {
 	SamplingOptions o = { .max_duration_nanos = NSEC / 2 };
 	SamplingMetrics m;
@@ -147,9 +150,10 @@ static void test_requested(void)
 	      "r %d: requested %llu, effective %llu, clamped %d", r,
 	      (unsigned long long)m.requested_duration_nanos,
 	      (unsigned long long)m.effective_duration_nanos, m.clamped);
+	return test_result();
 }
 
-static void test_json_u64(void)
+static int test_json_u64(void)
 {
 	SamplingMetrics m = {
 		.requested_duration_nanos = UINT64_MAX,
@@ -167,14 +171,12 @@ static void test_json_u64(void)
 	      "u64 values not exact: %s", json);
 	CHECK(json && json[strlen(json) - 1] == '\n' && json[strlen(json) - 2] == '}',
 	      "no final newline after the object");
+	return test_result();
 }
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} cases[] = {
+	static const TestCase cases[] = {
 		{ "grows", test_grows },
 		{ "ceiling", test_ceiling },
 		{ "explicit", test_explicit },
@@ -182,11 +184,5 @@ int main(int argc, char **argv)
 		{ "json-u64", test_json_u64 },
 	};
 
-	for (size_t i = 0; argc == 2 && i < ELEMENTSOF(cases); i++)
-		if (strcmp(argv[1], cases[i].name) == 0) {
-			cases[i].fn();
-			return test_result();
-		}
-	fprintf(stderr, "usage: %s grows|ceiling|explicit|requested|json-u64\n", argv[0]);
-	return EXIT_FAILURE;
+	return test_run_case(argc, argv, cases, ELEMENTSOF(cases));
 }
