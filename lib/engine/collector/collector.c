@@ -136,20 +136,10 @@ static void collector_maybe_finish_locked(Collector *c)
 
 /* ---- the drain thread: rings -> backlog ---- */
 
-/* SamplingRecordFn: everything the session keeps goes to the backlog. */
 /* Open a file the target maps now, while it can vouch for it: unwinding comes later. */
 static void collector_note_mapping(Collector *c, const PerfRecordMmap2 *m)
 {
-	ProcessMapping mapping = {
-		.start = m->addr,
-		.end = m->addr + m->len,
-		.pgoff = m->pgoff,
-		.inode = m->ino,
-		.dev_major = m->maj,
-		.dev_minor = m->min,
-		.prot = m->prot,
-		.path = (char *)m->filename,
-	};
+	ProcessMapping mapping = process_mapping_from_mmap2(m);
 
 	(void)target_file_cache_note_mapping(c->file_cache, m->pid, &mapping);
 }
@@ -181,6 +171,7 @@ static void collector_record_process(Collector *c, const PerfRecord *rec)
 	pthread_mutex_unlock(&c->recorded_lock);
 }
 
+/* SamplingRecordFn: everything the session keeps goes to the backlog. */
 static int collector_push(void *userdata, const struct perf_event_header *raw, const PerfRecord *rec)
 {
 	Collector *c = userdata;

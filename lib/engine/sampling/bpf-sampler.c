@@ -470,27 +470,6 @@ static int sampler_start(void *userdata)
 	return 0;
 }
 
-void bpf_sampler_stop(BpfSampler *s)
-{
-	if (s)
-		session_timers_stop(&s->loop.timers);
-}
-
-int bpf_sampler_get_fd(const BpfSampler *s)
-{
-	return s ? s->loop.timers.epoll_fd : -EINVAL;
-}
-
-uint64_t bpf_sampler_get_deadline(const BpfSampler *s)
-{
-	return s ? session_loop_deadline(&s->loop) : UINT64_MAX;
-}
-
-bool bpf_sampler_is_finished(const BpfSampler *s)
-{
-	return s && s->loop.phase == SESSION_PHASE_FINISHED;
-}
-
 static BpfCounters read_counters(const BpfSampler *s)
 {
 	const struct profile_bpf__bss *b = s->skel->bss;
@@ -570,20 +549,7 @@ static const SessionLoopOps sampler_loop_ops = {
 	.finish = sampler_finish,
 };
 
-int bpf_sampler_start(BpfSampler *s)
-{
-	return s ? session_loop_start(&s->loop, &sampler_loop_ops, s) : -EINVAL;
-}
-
-int bpf_sampler_process(BpfSampler *s)
-{
-	return s ? session_loop_process(&s->loop, &sampler_loop_ops, s) : -EINVAL;
-}
-
-int bpf_sampler_run(BpfSampler *s)
-{
-	return s ? session_loop_run(&s->loop, &sampler_loop_ops, s) : -EINVAL;
-}
+SESSION_LOOP_DEFINE_CALLS(BpfSampler, bpf_sampler, sampler_loop_ops)
 
 const Profile *bpf_sampler_get_profile(const BpfSampler *s)
 {

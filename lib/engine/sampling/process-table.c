@@ -208,9 +208,9 @@ int process_table_get(ProcessTable *t, uint32_t pid, TargetProcess **ret)
 	return 0;
 }
 
-int process_maps_apply_mmap2(ProcessMaps *maps, const PerfRecordMmap2 *m)
+ProcessMapping process_mapping_from_mmap2(const PerfRecordMmap2 *m)
 {
-	ProcessMapping mapping = {
+	return (ProcessMapping){
 		.start = m->addr,
 		.end = m->addr + m->len,
 		.pgoff = m->pgoff,
@@ -220,6 +220,11 @@ int process_maps_apply_mmap2(ProcessMaps *maps, const PerfRecordMmap2 *m)
 		.prot = m->prot,
 		.path = m->filename && m->filename[0] ? (char *)m->filename : NULL,
 	};
+}
+
+int process_maps_apply_mmap2(ProcessMaps *maps, const PerfRecordMmap2 *m)
+{
+	ProcessMapping mapping = process_mapping_from_mmap2(m);
 
 	if (m->len == 0 || mapping.end < mapping.start)
 		return 0;

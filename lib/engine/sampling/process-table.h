@@ -66,6 +66,8 @@ int process_table_apply(ProcessTable *t, const PerfRecord *rec);
 /* A thread's name as the records told it, or NULL. */
 const char *target_process_thread_name(const TargetProcess *p, uint32_t tid);
 
+/* The mapping an MMAP2 record reports; its path points into the record (NULL when empty). */
+ProcessMapping process_mapping_from_mmap2(const PerfRecordMmap2 *m);
 /* Add the mapping an MMAP2 record reports (nothing for an empty or wrapping one). */
 int process_maps_apply_mmap2(ProcessMaps *maps, const PerfRecordMmap2 *m);
 

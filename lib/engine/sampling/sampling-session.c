@@ -754,28 +754,6 @@ static int session_start(void *userdata)
 	return session_emit_initial(s);
 }
 
-void sampling_session_stop(SamplingSession *s)
-{
-	/* only write(): callable from signal handlers and other threads */
-	if (s)
-		session_timers_stop(&s->loop.timers);
-}
-
-int sampling_session_get_fd(const SamplingSession *s)
-{
-	return s ? s->loop.timers.epoll_fd : -EINVAL;
-}
-
-uint64_t sampling_session_get_deadline(const SamplingSession *s)
-{
-	return s ? session_loop_deadline(&s->loop) : UINT64_MAX;
-}
-
-bool sampling_session_is_finished(const SamplingSession *s)
-{
-	return s && s->loop.phase == SESSION_PHASE_FINISHED;
-}
-
 static int session_on_sample(SamplingSession *s, const struct perf_event_header *raw,
 			     const PerfRecord *rec)
 {
@@ -981,20 +959,7 @@ static const SessionLoopOps session_loop_ops = {
 	.finish = session_finish,
 };
 
-int sampling_session_start(SamplingSession *s)
-{
-	return s ? session_loop_start(&s->loop, &session_loop_ops, s) : -EINVAL;
-}
-
-int sampling_session_process(SamplingSession *s)
-{
-	return s ? session_loop_process(&s->loop, &session_loop_ops, s) : -EINVAL;
-}
-
-int sampling_session_run(SamplingSession *s)
-{
-	return s ? session_loop_run(&s->loop, &session_loop_ops, s) : -EINVAL;
-}
+SESSION_LOOP_DEFINE_CALLS(SamplingSession, sampling_session, session_loop_ops)
 
 const Profile *sampling_session_get_profile(const SamplingSession *s)
 {

@@ -10,6 +10,7 @@
  * around every call.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -74,3 +75,38 @@ int session_loop_start(SessionLoop *l, const SessionLoopOps *ops, void *backend)
 int session_loop_process(SessionLoop *l, const SessionLoopOps *ops, void *backend);
 /* Start if not started, then step and wait until the window ends. */
 int session_loop_run(SessionLoop *l, const SessionLoopOps *ops, void *backend);
+
+/* prefix_STEP() of a backend: session_loop_STEP() on its loop, -EINVAL without a backend. */
+#define SESSION_LOOP_DEFINE_STEP(Type, prefix, step, ops)                                   \
+	int prefix##_##step(Type *s)                                                        \
+	{                                                                                   \
+		return s ? session_loop_##step(&s->loop, &(ops), s) : -EINVAL;              \
+	}
+
+/*
+ * The public calls of a backend over its loop: for 'Type' with a SessionLoop member 'loop'
+ * driven by 'ops', defines prefix_start(), _process() and _run(), prefix_stop() (only
+ * write(): callable from signal handlers and other threads), prefix_get_fd(),
+ * _get_deadline() and _is_finished(). Each backend has the same seven.
+ */
+#define SESSION_LOOP_DEFINE_CALLS(Type, prefix, ops)                                        \
+	SESSION_LOOP_DEFINE_STEP(Type, prefix, start, ops)                                  \
+	SESSION_LOOP_DEFINE_STEP(Type, prefix, process, ops)                                \
+	SESSION_LOOP_DEFINE_STEP(Type, prefix, run, ops)                                    \
+	void prefix##_stop(Type *s)                                                         \
+	{                                                                                   \
+		if (s)                                                                      \
+			session_timers_stop(&s->loop.timers);                               \
+	}                                                                                   \
+	int prefix##_get_fd(const Type *s)                                                  \
+	{                                                                                   \
+		return s ? s->loop.timers.epoll_fd : -EINVAL;                               \
+	}                                                                                   \
+	uint64_t prefix##_get_deadline(const Type *s)                                       \
+	{                                                                                   \
+		return s ? session_loop_deadline(&s->loop) : UINT64_MAX;                    \
+	}                                                                                   \
+	bool prefix##_is_finished(const Type *s)                                            \
+	{                                                                                   \
+		return s && s->loop.phase == SESSION_PHASE_FINISHED;                        \
+	}
