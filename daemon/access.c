@@ -53,6 +53,14 @@ static int read_group_ids(sd_bus_message *reply, CallerCreds *c)
 	return sd_bus_message_exit_container(reply);
 }
 
+/* Ask the bus daemon 'method' (GetConnection...) about the sender of 'm'. */
+static int ask_bus_about_sender(sd_bus_message *m, const char *method, sd_bus_message **ret_reply)
+{
+	return sd_bus_call_method(sd_bus_message_get_bus(m), "org.freedesktop.DBus",
+				  "/org/freedesktop/DBus", "org.freedesktop.DBus", method, NULL,
+				  ret_reply, "s", sd_bus_message_get_sender(m));
+}
+
 /*
  * dbus-daemon's GetConnectionCredentials: UnixUserID (the effective uid at
  * connect time, SO_PEERCRED) and UnixGroupIDs (its groups, primary
@@ -65,10 +73,7 @@ static int query_sender_creds(sd_bus_message *m, CallerCreds *ret)
 	bool have_uid = false;
 	int r;
 
-	r = sd_bus_call_method(sd_bus_message_get_bus(m), "org.freedesktop.DBus",
-			       "/org/freedesktop/DBus", "org.freedesktop.DBus",
-			       "GetConnectionCredentials", NULL, &reply, "s",
-			       sd_bus_message_get_sender(m));
+	r = ask_bus_about_sender(m, "GetConnectionCredentials", &reply);
 	if (r < 0)
 		return r;
 	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
@@ -148,10 +153,7 @@ int access_sender_pid(sd_bus_message *m, pid_t *ret_pid)
 	int r;
 
 	/* the bus daemon's record of who connected (SO_PEERCRED), never what the sender claims */
-	r = sd_bus_call_method(sd_bus_message_get_bus(m), "org.freedesktop.DBus",
-			       "/org/freedesktop/DBus", "org.freedesktop.DBus",
-			       "GetConnectionUnixProcessID", NULL, &reply, "s",
-			       sd_bus_message_get_sender(m));
+	r = ask_bus_about_sender(m, "GetConnectionUnixProcessID", &reply);
 	if (r < 0)
 		return r;
 	r = sd_bus_message_read(reply, "u", &pid);
