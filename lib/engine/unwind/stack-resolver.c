@@ -311,6 +311,19 @@ static const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* A frame nothing names: function "file+0xADDRESS" (f->address), module the file's path. */
+static int name_by_offset(Profile *p, const char *path, ProfileFrame *f)
+{
+	char name[256];
+	int k;
+
+	snprintf(name, sizeof(name), "%s+0x%" PRIx64, path_basename(path), f->address);
+	k = profile_intern_string(p, name, &f->function);
+	if (k < 0)
+		return k;
+	return profile_intern_string(p, path, &f->module);
+}
+
 /*
  * An address nothing names, in a module: "module+0xADDR" at its ELF address
  * (what addr2line and pprof take), with the module's build-id and mapping.
@@ -319,16 +332,10 @@ static const char *path_basename(const char *path)
 static int unnamed_module_frame(StackResolver *r, Profile *p, const ProcessMaps *maps,
 				ModuleInfo *info, uint64_t addr, uint32_t *ret_id)
 {
-	ProfileFrame f = { .file = PROFILE_NONE };
-	char name[256];
+	ProfileFrame f = { .file = PROFILE_NONE, .address = addr - info->bias };
 	int k;
 
-	f.address = addr - info->bias;
-	snprintf(name, sizeof(name), "%s+0x%" PRIx64, path_basename(info->path), f.address);
-	k = profile_intern_string(p, name, &f.function);
-	if (k < 0)
-		return k;
-	k = profile_intern_string(p, info->path, &f.module);
+	k = name_by_offset(p, info->path, &f);
 	if (k < 0)
 		return k;
 	k = profile_intern_string_or_none(p, info->build_id, &f.build_id);
@@ -354,14 +361,9 @@ static int unnamed_file_frame(Profile *p, const ProcessMapping *m, uint64_t addr
 		.offset = m->pgoff,
 		.bias = m->start - m->pgoff,
 	};
-	char name[256];
 	int k;
 
-	snprintf(name, sizeof(name), "%s+0x%" PRIx64, path_basename(m->path), f.address);
-	k = profile_intern_string(p, name, &f.function);
-	if (k < 0)
-		return k;
-	k = profile_intern_string(p, m->path, &f.module);
+	k = name_by_offset(p, m->path, &f);
 	if (k < 0)
 		return k;
 	mapping.module = f.module;
