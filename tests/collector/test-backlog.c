@@ -62,6 +62,26 @@ static bool take(Backlog *consumer, uint64_t seq)
 	return true;
 }
 
+/*
+ * Push records until 'bytes' went in, taking the next one after each push ('taken' trails
+ * 'pushed' by what the consumer lags); false once one came out wrong.
+ */
+static bool push_and_take(Backlog *producer, Backlog *consumer, uint64_t bytes,
+			  uint64_t *pushed, uint64_t *taken)
+{
+	Record rec;
+
+	for (uint64_t n = 0; n < bytes; (*pushed)++) {
+		record_init(&rec, *pushed);
+		CHECK(backlog_push(producer, &rec.header, SIZE) == 0, "push %llu",
+		      (unsigned long long)*pushed);
+		n += rec.header.size;
+		if (!take(consumer, (*taken)++))
+			return false;
+	}
+	return true;
+}
+
 /* Bytes of the memfd that have pages: the ring's part that records ever reached. */
 static uint64_t touched(Backlog *b)
 {
@@ -81,19 +101,12 @@ static int test_rewind(void)
 {
 	_cleanup_(backlog_freep) Backlog *producer = NULL, *consumer = NULL;
 	const struct perf_event_header *h;
-	uint64_t bytes = 0, seq;
-	Record rec;
+	uint64_t pushed = 0, taken = 0;
 
 	CHECK(backlog_new(SIZE, &producer) == 0, "backlog_new");
 	consumer = attach(producer);
-	for (seq = 0; bytes < 16ULL * SIZE; seq++) {
-		record_init(&rec, seq);
-		CHECK(backlog_push(producer, &rec.header, SIZE) == 0, "push %llu",
-		      (unsigned long long)seq);
-		bytes += rec.header.size;
-		if (!take(consumer, seq))
-			return test_result();
-	}
+	if (!push_and_take(producer, consumer, 16ULL * SIZE, &pushed, &taken))
+		return test_result();
 	CHECK(backlog_peek(consumer, &h) == 0, "something left after the last record");
 	CHECK(touched(producer) <= SIZE / 4 + sizeof(Record) + 2 * 4096,
 	      "%llu bytes of the %u-byte ring have pages", (unsigned long long)touched(producer),
@@ -110,32 +123,20 @@ static int test_rewind(void)
 static int test_lagging(void)
 {
 	_cleanup_(backlog_freep) Backlog *producer = NULL, *consumer = NULL;
-	uint64_t bytes = 0, pushed = 0, taken = 0;
+	uint64_t bytes, pushed = 0, taken = 0;
 	Record rec;
 	int r;
 
 	CHECK(backlog_new(SIZE, &producer) == 0, "backlog_new");
 	consumer = attach(producer);
 	/* past a quarter first, with the consumer keeping up: the next lap starts at 0 */
-	for (; bytes < SIZE / 2; pushed++) {
-		record_init(&rec, pushed);
-		CHECK(backlog_push(producer, &rec.header, SIZE) == 0, "push %llu",
-		      (unsigned long long)pushed);
-		bytes += rec.header.size;
-		if (!take(consumer, taken++))
-			return test_result();
-	}
+	if (!push_and_take(producer, consumer, SIZE / 2, &pushed, &taken))
+		return test_result();
 	/* then one record behind: a full ring's worth goes through */
 	record_init(&rec, pushed++);
 	CHECK(backlog_push(producer, &rec.header, SIZE) == 0, "push");
-	for (bytes = 0; bytes < 2ULL * SIZE; pushed++) {
-		record_init(&rec, pushed);
-		CHECK(backlog_push(producer, &rec.header, SIZE) == 0, "push %llu",
-		      (unsigned long long)pushed);
-		bytes += rec.header.size;
-		if (!take(consumer, taken++))
-			return test_result();
-	}
+	if (!push_and_take(producer, consumer, 2ULL * SIZE, &pushed, &taken))
+		return test_result();
 	/* the consumer stops: the ring takes records until it is full */
 	for (bytes = 0;; pushed++) {
 		record_init(&rec, pushed);
