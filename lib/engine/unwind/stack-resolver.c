@@ -801,6 +801,26 @@ static int name_late_jit(StackResolver *r)
 	return profile_replace_frames(p, r->unnamed_jit, frames, n);
 }
 
+/* A symbol table that names code: a stripped binary's .dynsym may list only its imports. */
+static bool defines_functions(Dwfl_Module *mod)
+{
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		int type;
+
+		if (!dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type == STT_FUNC || type == STT_GNU_IFUNC) && shndx != SHN_UNDEF)
+			return true;
+	}
+	return false;
+}
+
 /* What names each module with unnamed frames: debug info, a symbol table, or nothing. */
 static void classify_naming(StackResolver *r)
 {
@@ -815,9 +835,8 @@ static void classify_naming(StackResolver *r)
 			stack_quality_set_naming(r->quality, i, STACK_QUALITY_NAMING_DWARF);
 		else
 			stack_quality_set_naming(r->quality, i,
-						 dwfl_module_getsymtab(mod) > 0
-							 ? STACK_QUALITY_NAMING_SYMBOLS
-							 : STACK_QUALITY_NAMING_NONE);
+						 defines_functions(mod) ? STACK_QUALITY_NAMING_SYMBOLS
+									: STACK_QUALITY_NAMING_NONE);
 	}
 }
 
