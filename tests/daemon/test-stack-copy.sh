@@ -84,8 +84,8 @@ grown=$(profile 100 "${budget[@]}")
 	fail "after truncated stacks the copy is still $grown_copied bytes"
 ok "a deeper stack grows it back: $deep_copied -> $grown_copied bytes"
 
-# profctl record -- CMD: the session starts on profctl's held child, which then execs CMD;
-# what is learned is CMD's (a copy of deep-stack: a program never seen), never profctl's
+# profctl record -- CMD: the session starts on profctl's child held right after its exec of
+# CMD; what is learned is CMD's (a copy of deep-stack: a program never seen), never profctl's
 cp "$WORKLOAD_DEEP_STACK" "$T/deep-copy"
 spawn "$PROFCTL" --address="$BUS" record -d 4 -F 999 --no-kernel -o "$T/exec.json" -f metrics -- \
 	"$T/deep-copy" 600 3
@@ -98,3 +98,14 @@ awk -v i="$copy_entry" '$3 == i { found = 1 } END { exit !found }' "$T/state/sta
 	fail "profctl's own executable learned a stack size"
 pkill -KILL -P "$SPAWNED" || true
 ok "record -- CMD: learned for the exec'd command, not for profctl"
+
+# and the command's next record copies what was learned for it: held after its exec, the
+# child's executable is CMD's when the session starts
+learned_cmd=$(awk -v i="$copy_entry" '$3 == i { print $7 }' "$T/state/stack-sizes")
+"$PROFCTL" --address="$BUS" record -d 4 -F 999 --no-kernel -o "$T/exec2.json" -f metrics -- \
+	"$T/deep-copy" 1 3 || fail "the second profctl record -- CMD failed"
+cmd_copied=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["stack_bytes"])' \
+	"$T/exec2.json")
+((cmd_copied == learned_cmd)) ||
+	fail "the command's second record copied $cmd_copied bytes, not the $learned_cmd learned"
+ok "record -- CMD again: copies the $learned_cmd bytes learned for the command"
