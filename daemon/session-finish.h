@@ -9,7 +9,7 @@
  * profile (the compact file the exports are made from when first asked for),
  * the metrics, the run record (the `reporting` stage covers these writes),
  * and last the properties file, so one saying "completed" means the rest is
- * there.
+ * there. Then it gives what the session freed back to the system (malloc_trim).
  */
 
 #include "live-finish.h"
@@ -23,7 +23,7 @@
 typedef struct FinishJob {
 	/* in */
 	int dir_fd;
-	Profile *profile;        /* NULL when sampling failed before it had one */
+	Profile *profile;        /* NULL when sampling failed before it had one; freed once written */
 	char *metrics_json;      /* NULL when there were no metrics */
 	RunRecorder *recorder;
 	SessionProperties props; /* as sampling left them; state and run id are set here */

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,10 +353,8 @@ static void session_finish(Session *s, int error)
 	profile = collector_steal_profile(s->collector);
 	(void)session_run_resolving(s->recorder, &s->metrics,
 				    collector_cache_state(s->collector) ?: "cold");
-	s->collector = collector_free(s->collector); /* its threads ended; the rings and backlog go now */
-	/* what its threads freed stays in their arenas otherwise: a daemon that lives for months
-	 * would keep the peak of every session (bench-long-life: 185 -> 55-77 MiB) */
-	malloc_trim(0);
+	/* its threads ended; the rings and backlog go now (the finish job trims what they freed) */
+	s->collector = collector_free(s->collector);
 	free(s->check); /* the collector that read it is gone */
 	s->check = NULL;
 	manager_release_session_fds(m, s);

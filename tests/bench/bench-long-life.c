@@ -4,10 +4,11 @@
  * seeing many binaries. Runs SESSIONS sessions one after another, session i
  * on a fresh process of PROGRAM[i % N] (0.15 s at 999 Hz; the programs are
  * copies of one workload with build-ids of their own), releasing each, and
- * prints profd's RSS every 50 sessions; then the baseline (after the first
- * 10 sessions, once libc, the kernel's symbols and the allocator's arenas are
- * in place), the highest RSS after it and the growth, as "name value unit"
- * lines.
+ * prints every 50 sessions the RSS of profd and of its children (the
+ * sandboxed unwinders, which hold the symbol cache); then for each the
+ * baseline (after the first 10 sessions, once libc, the kernel's symbols and
+ * the allocator's arenas are in place), the highest RSS after it and the
+ * growth, as "name value unit" lines.
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,6 +28,11 @@
 #define SESSION_USEC 150000
 #define BASELINE_AFTER 10
 
+typedef struct RssTrack {
+	const char *name;
+	long baseline, highest;
+} RssTrack;
+
 static void die(const char *what, int r, const sd_bus_error *e)
 {
 	fprintf(stderr, "%s: %s\n", what, e && e->message ? e->message : strerror(-r));
@@ -44,6 +50,43 @@ static pid_t spawn(const char *program)
 		_exit(127);
 	}
 	return pid;
+}
+
+/* The summed VmRSS of the children of 'pid' (its unwinders), in KiB. */
+static long children_rss_kib(pid_t pid)
+{
+	char path[64];
+	long sum = 0;
+	int child;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%d", &child) == 1) {
+		long kib = test_process_status_kib(child, "VmRSS");
+
+		sum += kib > 0 ? kib : 0;
+	}
+	fclose(f);
+	return sum;
+}
+
+static void track(RssTrack *t, unsigned session, long kib)
+{
+	if (session == BASELINE_AFTER)
+		t->baseline = kib;
+	if (session > BASELINE_AFTER && kib > t->highest)
+		t->highest = kib;
+}
+
+static void print_track(const RssTrack *t)
+{
+	printf("%s_rss_baseline %ld KiB (after %d sessions)\n", t->name, t->baseline,
+	       BASELINE_AFTER);
+	printf("%s_rss_highest %ld KiB\n", t->name, t->highest);
+	printf("%s_rss_growth %ld KiB\n", t->name, t->highest - t->baseline);
 }
 
 /* One session of 'pid': start, wait until it is no longer sampling or resolving, release. */
@@ -88,8 +131,9 @@ static void one_session(sd_bus *bus, pid_t pid)
 int main(int argc, char **argv)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-	long baseline = -1, highest = 0, kib;
+	RssTrack tracks[] = { { "profd", -1, 0 }, { "unwinders", -1, 0 }, { "total", -1, 0 } };
 	unsigned sessions;
+	pid_t profd;
 	int n_programs, r;
 
 	if (argc < 5) {
@@ -98,30 +142,32 @@ int main(int argc, char **argv)
 	}
 	sessions = (unsigned)strtoul(argv[3], NULL, 10);
 	n_programs = argc - 4;
+	profd = atoi(argv[2]);
 	r = bus_client_open(argv[1], &bus);
 	if (r < 0)
 		die("connect", r, NULL);
-	printf("rss_start %ld KiB\n", test_process_status_kib(atoi(argv[2]), "VmRSS"));
+	printf("profd_rss_start %ld KiB\n", test_process_status_kib(profd, "VmRSS"));
 	for (unsigned i = 0; i < sessions; i++) {
 		pid_t pid = spawn(argv[4 + i % (unsigned)n_programs]);
+		long own, helpers;
 		int status;
 
 		usleep(20000); /* past the dynamic loader */
 		one_session(bus, pid);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		kib = test_process_status_kib(atoi(argv[2]), "VmRSS");
-		if (i + 1 == BASELINE_AFTER)
-			baseline = kib;
-		if (i + 1 > BASELINE_AFTER && kib > highest)
-			highest = kib;
+		own = test_process_status_kib(profd, "VmRSS");
+		helpers = children_rss_kib(profd);
+		track(&tracks[0], i + 1, own);
+		track(&tracks[1], i + 1, helpers);
+		track(&tracks[2], i + 1, own + helpers);
 		if ((i + 1) % 50 == 0) {
-			printf("rss_after_%u_sessions %ld KiB\n", i + 1, kib);
+			printf("rss_after_%u_sessions profd %ld KiB unwinders %ld KiB\n", i + 1, own,
+			       helpers);
 			fflush(stdout);
 		}
 	}
-	printf("rss_baseline %ld KiB (after %d sessions)\n", baseline, BASELINE_AFTER);
-	printf("rss_highest %ld KiB\n", highest);
-	printf("rss_growth %ld KiB\n", highest - baseline);
+	for (size_t t = 0; t < sizeof(tracks) / sizeof(tracks[0]); t++)
+		print_track(&tracks[t]);
 	return 0;
 }
