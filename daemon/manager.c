@@ -151,6 +151,7 @@ static int manager_new_unwinders(Manager *m)
 						      .timeout_usec = m->config.unwinder_timeout_usec,
 						      .memory_bytes = m->config.unwinder_memory_bytes,
 						      .idle_usec = m->config.unwinder_idle_usec,
+						      .cache_max_bytes = m->config.symbol_cache_max_bytes,
 						      .store = symbol_store_interface(m->symbol_store) },
 			      &m->unwinders);
 	if (r < 0)

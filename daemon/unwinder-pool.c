@@ -546,6 +546,7 @@ int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Colle
 		.sample_id_all = format->sample_id_all,
 		.sample_type = format->sample_type,
 		.sample_regs_user = format->sample_regs_user,
+		.cache_max_bytes = p->options.cache_max_bytes,
 	};
 	SamplingMetrics metrics;
 	Attachment *a;

@@ -32,6 +32,7 @@ typedef struct UnwinderPoolOptions {
 	uint64_t timeout_usec;  /* no message from an unwinder with work for this long: it hangs */
 	uint64_t memory_bytes;  /* its RLIMIT_AS; 0 = none */
 	uint64_t idle_usec;     /* an unwinder without sessions this long goes (its caches too) */
+	uint64_t cache_max_bytes; /* each unwinder's symbol cache keeps at most this much */
 	/* the symbol cache on disk (symbol-store.h): each unwinder loads and saves only files of
 	 * its own uid's directory, whatever it asks; NULL: none. Must outlive the pool. */
 	const SymbolCacheStore *store;

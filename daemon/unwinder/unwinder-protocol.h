@@ -59,6 +59,7 @@ typedef struct UnwinderSessionStart {
 	uint64_t period_nanos;
 	uint32_t stack_bytes; /* copied per sample (DWARF mode): what RESULT's stack_needed weighs */
 	uint32_t pad;
+	uint64_t cache_max_bytes; /* the symbol cache's cap (SymbolCacheMaxBytes); 0: its default */
 } UnwinderSessionStart;
 
 typedef struct UnwinderSessionCancel {

@@ -347,6 +347,9 @@ static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, 
 		safe_close(eventfd);
 		return -ENOMEM;
 	}
+	/* the operator's cap, as profd has it now; evicts at once what is over it */
+	if (m->cache_max_bytes > 0)
+		symbol_cache_set_max_bytes(u->symbols, m->cache_max_bytes);
 	s->unwinder = u;
 	s->id = m->session;
 	s->stack_bytes = m->stack_bytes;
