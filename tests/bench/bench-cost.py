@@ -24,8 +24,10 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
 - target slowdown: workload-fixed-work (a fixed amount of work on THREADS threads,
   reporting its own wall and CPU time) alone, under a profd session and under `perf
   record -F HZ --call-graph dwarf`, runs interleaved, medians;
-- scaling: profd's warm CPU per sample with 1, 8 and 64 busy threads;
-- with --long SECONDS: one session that long, the RSS of profd and its helpers every 10 s;
+- scaling: profd's warm CPU per sample with 1, 8 and 64 busy threads, each against perf's
+  on the same shape in the same run;
+- with --long SECONDS: one session that long, the RSS of profd and its helpers every
+  --long-interval seconds (30), and how much it grew after the first minute;
 - with --baseline-profd PATH: the same first, cold and warm sessions through another profd build
   (e.g. main before a change) in the same run, each warm session beside one of the build
   under test, so that both see the same load.
@@ -340,21 +342,26 @@ def slowdown(d, perf, fixed_work, millions, threads, hz, runs, tmp):
             for k, v in times.items()}
 
 
-def long_session(d, workload, seconds, hz):
-    p, _ = spawn([workload, str(seconds + 30), '2'])
+def long_session(d, workload, threads, seconds, hz, interval):
+    p, _ = spawn([workload, str(seconds + 30), str(threads)])
     out = d.busctl('call', DEST, MGR_PATH, MGR, 'StartSession', 'uuta{sv}', str(p.pid), str(hz),
                    str(int(seconds * 1e6)), '0')
     path = out['data'][1]
     start = time.monotonic()
     rss = []
+    cpu0 = d.cpu()
     while d.busctl('get-property', DEST, path, SES, 'State')['data'] == 'sampling':
         rss.append((time.monotonic() - start, d.rss_kib()))
-        time.sleep(10)
+        time.sleep(interval)
+    while d.busctl('get-property', DEST, path, SES, 'State')['data'] == 'resolving':
+        time.sleep(0.1)
+    cpu = d.cpu() - cpu0
     samples = d.busctl('get-property', DEST, path, SES, 'SamplesCaptured')['data']
+    dropped = d.busctl('get-property', DEST, path, SES, 'SamplesDropped')['data']
     d.busctl('call', DEST, path, SES, 'Release')
     p.kill()
     p.wait()
-    return rss, samples
+    return rss, samples, dropped, cpu
 
 
 def main():
@@ -370,10 +377,11 @@ def main():
     ap.add_argument('--cold-workload', help='the program the cold sessions run copies of '
                     '(default: workload-split; it gets SECONDS+30 and THREADS as arguments)')
     ap.add_argument('--warm', type=int, default=3)
-    ap.add_argument('--slowdown-runs', type=int, default=3)
+    ap.add_argument('--slowdown-runs', type=int, default=3, help='0: no slowdown runs')
     ap.add_argument('--fixed-work-millions', type=int, default=150)
     ap.add_argument('--scaling', default='1,8,64')
     ap.add_argument('--long', type=float, default=0)
+    ap.add_argument('--long-interval', type=float, default=30)
     ap.add_argument('--baseline-profd')
     a = ap.parse_args()
 
@@ -449,28 +457,41 @@ def main():
         print('profd start-up CPU (once, before any session): first start %.1f ms, restart %.1f ms'
               % (startup * 1e3, restartup * 1e3))
 
-        s = slowdown(d, a.perf, a.fixed_work, a.fixed_work_millions, a.threads, a.hz,
-                     a.slowdown_runs, tmp)
-        print('\ntarget slowdown (workload-fixed-work %d %d, median of %d)' %
-              (a.fixed_work_millions, a.threads, a.slowdown_runs))
-        for k in ('alone', 'profd', 'perf'):
-            w, c = s[k]
-            print('%-34s wall %.3f s (x%.3f), CPU %.3f s (x%.3f)' %
-                  (k, w, w / s['alone'][0], c, c / s['alone'][1]))
+        if a.slowdown_runs:
+            s = slowdown(d, a.perf, a.fixed_work, a.fixed_work_millions, a.threads, a.hz,
+                         a.slowdown_runs, tmp)
+            print('\ntarget slowdown (workload-fixed-work %d %d, median of %d)' %
+                  (a.fixed_work_millions, a.threads, a.slowdown_runs))
+            for k in ('alone', 'profd', 'perf'):
+                w, c = s[k]
+                print('%-34s wall %.3f s (x%.3f), CPU %.3f s (x%.3f)' %
+                      (k, w, w / s['alone'][0], c, c / s['alone'][1]))
 
         if a.scaling:
-            print('\nscaling (profd warm, %.0f s sessions)' % a.seconds)
+            print('\nscaling (profd warm against perf, %.0f s sessions; load average %s)' %
+                  (a.seconds, open('/proc/loadavg').read().split()[0]))
         for t in (int(x) for x in a.scaling.split(',') if x):
             profd_session(d, a.workload_split, t, 1, a.hz)  # the binary warm at this shape
             r = profd_session(d, a.workload_split, t, a.seconds, a.hz)
-            print('%3d threads: %6.1f us/sample, %d samples, %d dropped' %
-                  (t, r['us'], r['samples'], r['dropped']))
+            pr = perf_session(a.perf, a.workload_split, t, a.seconds, a.hz, tmp)
+            print('%3d threads: profd %6.1f us/sample (%.3f of perf), %d samples, %d dropped, '
+                  'copy %d; perf %6.1f us/sample, %d samples, %d lost' %
+                  (t, r['us'], r['us'] / pr['us'], r['samples'], r['dropped'], r['copy'],
+                   pr['us'], pr['samples'], pr['dropped']))
 
         if a.long:
-            rss, samples = long_session(d, a.workload_split, a.long, a.hz)
-            print('\n%.0f s session, %d samples; profd RSS:' % (a.long, samples))
+            rss, samples, dropped, cpu = long_session(d, a.workload_split, a.threads, a.long,
+                                                      a.hz, a.long_interval)
+            print('\n%.0f s session, %d threads: %d samples, %d dropped, %.1f us/sample '
+                  '(load average %s at the end); RSS of profd and its helpers:' %
+                  (a.long, a.threads, samples, dropped, cpu / max(samples, 1) * 1e6,
+                   open('/proc/loadavg').read().split()[0]))
             for t, kib in rss:
                 print('  %5.0f s %8.1f MiB' % (t, kib / 1024))
+            after = [kib for t, kib in rss if t >= 60]
+            if after:
+                print('after the first minute: %.1f MiB at first, highest %.1f MiB (+%.1f MiB)' %
+                      (after[0] / 1024, max(after) / 1024, (max(after) - after[0]) / 1024))
     finally:
         if base:
             base.close()
