@@ -117,7 +117,7 @@ static void attachment_end(UnwinderPool *p, Attachment *a, const UnwinderStats *
 					   .truncated_stacks = stats->truncated_stacks };
 	r = collector_consumer_done(a->collector, stats ? &s : NULL, stats ? stats->cpu_nanos : 0,
 				    stats && stats->warm, stats ? stats->stack_needed : 0, error);
-	if (r == -EBADMSG) {
+	if (r == -EBADMSG && error == 0) { /* its counts refused (not an error it came with) */
 		why = "the unwinder reported more samples than it was given";
 		fd = safe_close(fd);
 		error = r;

@@ -10,10 +10,14 @@
 # copy smaller than the stacks (with a --stack-bytes that would hold them), JIT
 # code whose perf map was removed; a clean workload is reported fine and
 # nothing is printed. With DEBUGINFOD_URLS set the hint no longer asks to set it.
+# A report that cannot be true (a forged one, from a proxy in front of the real
+# unwinder) fails that user's session only; another user's session beside it
+# completes with its report.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/unwinder-lib.sh"
 : "${PROFCTL:?PROFCTL must name the profctl binary}"
 : "${WORKLOAD_DEEP_STACK:?}" "${WORKLOAD_DEEP_STACK_FP:?}"
-: "${WORKLOAD_JIT:?}"
+: "${WORKLOAD_JIT:?}" "${ROGUE_UNWINDER:?}"
 
 # metrics PATH: the session's GetMetrics JSON
 metrics() {
@@ -190,3 +194,27 @@ metrics "$path" >"$T/fetch.json"
 why=$(check_reason "$T/fetch.json" /workload-stripped no-symbols 'debuginfod~pending|failed')
 [[ $why != *"set DEBUGINFOD_URLS"* ]] || fail "the hint asks to set DEBUGINFOD_URLS, which is set: $why"
 ok "with DEBUGINFOD_URLS: $(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["hint"])' "$why")"
+
+# --- a forged report: uid 65534's session fails with why, uid 2's beside it completes
+stop_profd
+mkdir -p "$T/rogue"
+cp "$PROFD" "$T/rogue/profd"
+cp "$(dirname "$PROFD")/profd-unwinder" "$T/rogue/profd-unwinder.real"
+cp "$ROGUE_UNWINDER" "$T/rogue/profd-unwinder"
+PROFD=$T/rogue/profd
+start_profd
+spawn_workload "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 120 1
+nobody_pid=$SPAWNED
+spawn_workload "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 120 1
+other_pid=$SPAWNED
+forged=$(session_as "${AS_NOBODY[@]}" -- $nobody_pid 199 2000000)
+honest=$(session_as "${AS_OTHER[@]}" -- $other_pid 199 2000000)
+[[ $(wait_finished "$forged" 60) == failed ]] || fail "the session with a forged report did not fail"
+[[ $(prop "$forged" Error) == *"stack-quality report that cannot be true"* ]] ||
+	fail "the forged report's session failed for another reason: $(prop "$forged" Error)"
+[[ $(wait_finished "$honest" 60) == completed ]] ||
+	fail "uid $OTHER's session failed beside a forged report: $(prop "$honest" Error)"
+as_other busctl --address="$BUS" --json=short call $DEST "$honest" $SES GetMetrics | python3 -c 'import json, sys
+report = json.loads(json.load(sys.stdin)["data"][0])["stack_quality"]
+assert report["samples"] > 0, report' || fail "uid $OTHER's session has no report"
+ok "a forged report fails uid $NOBODY's session ($(prop "$forged" Error)); uid $OTHER's completes with its report"
