@@ -16,6 +16,7 @@
 #include "cleanup.h"
 #include "hash.h"
 #include "hex.h"
+#include "module-naming.h"
 #include "sorted.h"
 #include "time-util.h"
 
@@ -298,6 +299,36 @@ static int collect_module(Dwfl_Module *mod, void **userdata, const char *name, D
  * 'st' describes the file libdwfl reads (NULL: the vDSO, our own copy of what the kernel
  * maps into every process, the same for every caller).
  */
+/*
+ * A module whose naming found no DWARF when it was made (module-naming.h) may
+ * have a debug file now: a -dbgsym package installed since, a debuginfod
+ * fetch completed. Names read with it belong to the module whose identity
+ * carries that file (none of those read without it are mixed in), so the
+ * session takes that one instead. Looked up once per session and module
+ * while the debug file is missing; nothing for modules named with DWARF.
+ */
+static int use_debug_file_since(AddressSpace *s, Dwfl_Module *mod, const struct stat *st,
+				ModuleInfo *m)
+{
+	ModuleNaming *naming = symbol_module_get_naming(m->module);
+	SymbolModule *with_debug;
+	struct stat debug_st;
+	ModuleIdentity id;
+	int r;
+
+	if (!naming || module_naming_has_dwarf(naming))
+		return 0;
+	if (debug_file_stat(&m->source, mod, &debug_st) < 0)
+		return 0; /* none yet; -EAGAIN: being fetched, drop_debug_pending() asks again */
+	module_identity_init(&id, st, &debug_st, s->caller, m->build_id);
+	r = symbol_cache_acquire(s->cache, &id, &with_debug);
+	if (r < 0)
+		return r;
+	symbol_module_unpin(m->module);
+	m->module = with_debug;
+	return 0;
+}
+
 static int module_info_new(AddressSpace *s, Dwfl_Module *mod, const ProcessMaps *maps,
 			   const ProcessMapping *first, size_t n_mappings, const struct stat *st,
 			   uint64_t base, ModuleInfo **ret)
@@ -339,6 +370,11 @@ static int module_info_new(AddressSpace *s, Dwfl_Module *mod, const ProcessMaps 
 	r = symbol_cache_acquire(s->cache, &id, &m->module);
 	if (r < 0)
 		return r;
+	if (st) {
+		r = use_debug_file_since(s, mod, st, m);
+		if (r < 0)
+			return r;
+	}
 	dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL);
 	m->base = base;
 	m->start = start;

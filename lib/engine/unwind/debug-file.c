@@ -138,19 +138,14 @@ static int find_alt(DebugFileSource *src, Dwfl_Module *mod)
 	return fd;
 }
 
-int debug_file_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-		    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-		    char **debuginfo_file_name)
+/* The module's own debug file: by build-id, else by its .gnu_debuglink. */
+static int find_own(DebugFileSource *src, Dwfl_Module *mod, const char *debuglink_file,
+		    GElf_Word debuglink_crc)
 {
-	DebugFileSource *src = *userdata;
 	const unsigned char *id = NULL;
 	GElf_Addr vaddr;
 	int n, fd;
 
-	if (!src)
-		return -1;
-	if (is_altlink_call(mod, debuglink_file, debuglink_crc))
-		return find_alt(src, mod);
 	src->last_error = -ENOENT;
 	n = dwfl_module_build_id(mod, &id, &vaddr);
 	fd = n > 0 ? by_build_id(src, id, n) : -1;
@@ -158,4 +153,38 @@ int debug_file_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 		fd = by_name(src, TARGET_FILE_DEBUGLINK, debuglink_file, id, n > 0 ? n : 0, true,
 			     debuglink_crc);
 	return fd;
+}
+
+int debug_file_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+		    char **debuginfo_file_name)
+{
+	DebugFileSource *src = *userdata;
+
+	if (!src)
+		return -1;
+	if (is_altlink_call(mod, debuglink_file, debuglink_crc))
+		return find_alt(src, mod);
+	return find_own(src, mod, debuglink_file, debuglink_crc);
+}
+
+int debug_file_stat(DebugFileSource *src, Dwfl_Module *mod, struct stat *ret)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Word crc = 0;
+	const char *debuglink = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+	struct stat st;
+	int fd, r = 0;
+
+	fd = find_own(src, mod, debuglink, crc);
+	if (fd < 0)
+		return src->last_error < 0 ? src->last_error : -ENOENT;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	safe_close(fd);
+	if (r < 0)
+		return r;
+	*ret = st;
+	return 0;
 }

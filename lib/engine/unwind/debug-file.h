@@ -13,6 +13,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "target-files.h"
 
@@ -30,3 +31,10 @@ typedef struct DebugFileSource {
 int debug_file_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 		    char **debuginfo_file_name);
+
+/*
+ * The debug file debug_file_find() would find for 'mod' now (through
+ * src->files), by build-id or .gnu_debuglink: 0 and its stat, -EAGAIN while
+ * it is being fetched, or another negative errno (-ENOENT: none).
+ */
+int debug_file_stat(DebugFileSource *src, Dwfl_Module *mod, struct stat *ret);

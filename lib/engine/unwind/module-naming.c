@@ -15,6 +15,7 @@ struct ModuleNaming {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	size_t bytes;
+	bool has_dwarf;
 	pthread_mutex_t lock;
 };
 
@@ -53,10 +54,8 @@ void module_naming_freep(ModuleNaming **n)
 }
 
 /* The debug sections libdw holds, inflated. */
-static size_t debug_bytes(Dwfl_Module *mod)
+static size_t debug_bytes(Dwarf *dw)
 {
-	Dwarf_Addr bias;
-	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	Elf *elf = dw ? dwarf_getelf(dw) : NULL;
 	Elf_Scn *scn = NULL;
 	size_t bytes = 0;
@@ -105,6 +104,7 @@ int module_naming_new(const ModuleInfo *info, ModuleNaming **ret)
 {
 	_cleanup_(module_naming_freep) ModuleNaming *n = NULL;
 	Dwarf_Addr bias;
+	Dwarf *dw;
 	void **userdata;
 	int fd;
 
@@ -140,7 +140,9 @@ int module_naming_new(const ModuleInfo *info, ModuleNaming **ret)
 	dwfl_module_info(n->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	*userdata = &n->info;
 	/* everything libdwfl looks for, now, while the session's opener is there */
-	n->bytes = debug_bytes(n->mod);
+	dw = dwfl_module_getdwarf(n->mod, &bias);
+	n->has_dwarf = dw != NULL;
+	n->bytes = debug_bytes(dw);
 	(void)dwfl_module_getsymtab(n->mod);
 	/* its symbols by address now, so that the cache counts them with the module */
 	n->info.symbol_index_built = true;
@@ -160,6 +162,11 @@ int module_naming_new(const ModuleInfo *info, ModuleNaming **ret)
 size_t module_naming_bytes(const ModuleNaming *n)
 {
 	return n->bytes;
+}
+
+bool module_naming_has_dwarf(const ModuleNaming *n)
+{
+	return n->has_dwarf;
 }
 
 Dwfl_Module *module_naming_lock(ModuleNaming *n, ModuleInfo **ret_info)

@@ -14,6 +14,7 @@
  */
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "address-space.h"
@@ -31,6 +32,13 @@ void module_naming_freep(ModuleNaming **n);
 
 /* What its libdw copies hold (the debug sections, inflated). */
 size_t module_naming_bytes(const ModuleNaming *n);
+
+/*
+ * Did it find DWARF (in the file or a debug file)? One made without is kept
+ * all the same; a debug file that comes later is for a module of another
+ * identity (address-space.c looks for one in every session).
+ */
+bool module_naming_has_dwarf(const ModuleNaming *n);
 
 /*
  * Take it: its module, and the ModuleInfo to name with (its bias and CU index;
