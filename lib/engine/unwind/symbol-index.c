@@ -25,6 +25,7 @@ struct SymbolIndex {
 	size_t n, allocated;
 	uint64_t *sizeless_globals; /* addresses of global labels without a size, sorted */
 	size_t n_sizeless, sizeless_allocated;
+	uint64_t lowest_sizeless; /* the lowest address of any label without a size */
 	uint32_t global_start;  /* the first index libdwfl searches first */
 	bool libdwfl_only;      /* symbols libdwfl adjusts, or no table: always ask it */
 };
@@ -76,6 +77,8 @@ static int u64_compare(const void *a, const void *b)
 static int add_symbol(SymbolIndex *x, uint32_t idx, uint64_t value, const GElf_Sym *sym)
 {
 	if (sym->st_size == 0) {
+		if (value < x->lowest_sizeless)
+			x->lowest_sizeless = value;
 		/* only a global one at the very address changes what libdwfl does */
 		if (idx < x->global_start)
 			return 0;
@@ -115,6 +118,7 @@ int symbol_index_build(Dwfl_Module *mod, SymbolIndex **ret)
 	/* ppc64's function descriptors: libdwfl tries two values for such a symbol */
 	x->libdwfl_only = n < 0 || first_global < 0 || module_machine(mod) == EM_PPC64;
 	x->global_start = first_global > 0 ? (uint32_t)first_global : 1;
+	x->lowest_sizeless = UINT64_MAX;
 	for (int i = 1; !x->libdwfl_only && i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr value;
@@ -226,8 +230,9 @@ int symbol_index_lookup(const SymbolIndex *x, Dwfl_Module *mod, uint64_t addr,
 	name = choose_among(mod, candidates, n, x->global_start, UINT32_MAX);
 	if (!name && !has_sizeless_global_at(x, addr))
 		name = choose_among(mod, candidates, n, 1, x->global_start);
+	/* with no label at or below it either, libdwfl finds nothing */
 	if (!name)
-		return -EAGAIN; /* a sizeless label may name it, in libdwfl's own way */
+		return addr < x->lowest_sizeless ? -ENOENT : -EAGAIN;
 	*ret_name = name;
 	return 0;
 }

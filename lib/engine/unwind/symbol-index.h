@@ -27,8 +27,9 @@ size_t symbol_index_bytes(const SymbolIndex *x);
 
 /*
  * The name of the symbol holding absolute address 'addr' of 'mod' (the
- * module it was built from), as dwfl_module_addrinfo() names it; -EAGAIN
- * when only dwfl_module_addrinfo() can tell (it may find nothing either).
+ * module it was built from), as dwfl_module_addrinfo() names it; -ENOENT
+ * when it names nothing (no symbol holds it, no label lies below it);
+ * -EAGAIN when only dwfl_module_addrinfo() can tell.
  */
 int symbol_index_lookup(const SymbolIndex *x, Dwfl_Module *mod, uint64_t addr,
 			const char **ret_name);

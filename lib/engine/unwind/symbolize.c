@@ -204,9 +204,14 @@ static const char *find_symbol(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr
 		if (symbol_index_build(mod, &info->symbol_index) < 0)
 			info->symbol_index = NULL;
 	}
-	if (info->symbol_index && symbol_index_lookup(info->symbol_index, mod, addr, &name) >= 0)
+	switch (info->symbol_index ? symbol_index_lookup(info->symbol_index, mod, addr, &name) : -EAGAIN) {
+	case 0:
 		return name;
-	return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	case -ENOENT:
+		return NULL;
+	default:
+		return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	}
 }
 
 /* Name 'addr' of 'mod' from its symbols and DWARF, and store the frames in its SymbolModule. */
