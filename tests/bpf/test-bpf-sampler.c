@@ -101,6 +101,13 @@ static void run_finish(Run *r)
 	       r->metrics.samples_captured, r->metrics.samples_dropped,
 	       r->metrics.aggregated_buckets, r->metrics.truncated_stacks, r->metrics.lost_stacks,
 	       r->metrics.processes_seen, r->metrics.end_reason);
+	/* where the sampler's CPU went: setup and naming are parts of it, and each took some */
+	CHECK(r->metrics.bpf_setup_cpu_nanos > 0 && r->metrics.bpf_naming_cpu_nanos > 0 &&
+		      r->metrics.bpf_setup_cpu_nanos + r->metrics.bpf_naming_cpu_nanos <=
+			      r->metrics.collector_cpu_nanos,
+	      "setup %" PRIu64 " ns + naming %" PRIu64 " ns of %" PRIu64 " ns",
+	      r->metrics.bpf_setup_cpu_nanos, r->metrics.bpf_naming_cpu_nanos,
+	      r->metrics.collector_cpu_nanos);
 }
 
 static SamplingTarget *pid_target(pid_t pid)

@@ -72,6 +72,7 @@ struct BpfSampler {
 	BpfCounters counters;
 	BpfBucketStats stats;
 	uint64_t program_runs, program_nanos, side_band_lost, side_band_bytes;
+	uint64_t setup_cpu_nanos, naming_cpu_nanos;
 };
 
 int bpf_sampler_probe(void)
@@ -425,7 +426,7 @@ int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options
 	if (r < 0)
 		return r;
 
-	s->loop.cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	s->loop.cpu_nanos = s->setup_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -498,6 +499,7 @@ static void read_program_stats(BpfSampler *s)
 static int sampler_finish(void *userdata, const char *reason)
 {
 	BpfSampler *s = userdata;
+	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	int r, k;
 
 	/* detaching stops the events; the maps keep what was counted */
@@ -518,6 +520,7 @@ static int sampler_finish(void *userdata, const char *reason)
 				s->profile, &s->stats);
 	if (r >= 0)
 		r = k;
+	s->naming_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 
 	s->end_reason = reason;
 	s->profile->duration_nanos = s->end_mono - s->start_mono;
@@ -610,6 +613,8 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 		.aggregated_buckets = s->stats.buckets,
 		.bpf_program_runs = s->program_runs,
 		.bpf_program_nanos = s->program_nanos,
+		.bpf_setup_cpu_nanos = s->setup_cpu_nanos,
+		.bpf_naming_cpu_nanos = s->naming_cpu_nanos,
 	};
 	pause_estimate(&(PerfEventConfig){ .hz = s->request.hz }, ret);
 }

@@ -65,6 +65,8 @@ static int add_target_fields(json_t *o, const SamplingMetrics *m)
 		{ "aggregated_buckets", m->aggregated_buckets, bpf },
 		{ "bpf_program_runs", m->bpf_program_runs, bpf },
 		{ "bpf_program_nanos", m->bpf_program_nanos, bpf },
+		{ "bpf_setup_cpu_nanos", m->bpf_setup_cpu_nanos, bpf },
+		{ "bpf_naming_cpu_nanos", m->bpf_naming_cpu_nanos, bpf },
 	};
 	int r = 0;
 
