@@ -28,6 +28,15 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
   on the same shape in the same run;
 - with --long SECONDS: one session that long, the RSS of profd and its helpers every
   --long-interval seconds (30), and how much it grew after the first minute;
+- with --separation N: what the sandboxed unwinder costs per sample against the in-process
+  path, N rounds interleaved, each on fresh processes of workload-split, SECONDS long, both
+  warm and copying the same stack bytes (what profd learned the binary needs): a session of
+  the process through profd (unwound by root's helper; its CPU split into the helper's,
+  /proc/PID/schedstat of the single-threaded helper, and profd's own, its cgroup less the
+  helper's) and root's session of a cgroup holding only such a process (the same Collector,
+  unwound inside profd with its own warm symbol cache); medians of the rounds.
+  (`profctl --local` is the other in-process path, but it starts cold every time: its
+  start-up and symbol loading vary by more than the whole per-sample cost under load.)
 - with --baseline-profd PATH: the same first, cold and warm sessions through another profd build
   (e.g. main before a change) in the same run, each warm session beside one of the build
   under test, so that both see the same load.
@@ -205,10 +214,11 @@ class Daemon:
                 pass
         return total
 
-    def session(self, pid, hz, usec, timeout):
-        """Start a session on pid, wait until completed; its path, samples, dropped, metrics."""
+    def session(self, pid, hz, usec, timeout, options=('0',)):
+        """Start a session on pid (options: StartSession's a{sv} as busctl arguments), wait
+        until completed; its path, samples, dropped, metrics."""
         out = self.busctl('call', DEST, MGR_PATH, MGR, 'StartSession', 'uuta{sv}', str(pid),
-                          str(hz), str(usec), '0')
+                          str(hz), str(usec), *options)
         path = out['data'][1]
         deadline = time.monotonic() + timeout
         # every call costs profd CPU too: no polling before the window is over
@@ -261,6 +271,82 @@ def profd_session(d, workload, threads, seconds, hz):
         fail('a session of %s kept no samples' % workload)
     return {'cpu': cpu, 'samples': samples, 'dropped': dropped, 'copy': metrics['stack_bytes'],
             'us': cpu / samples * 1e6, 'collector_us': metrics['collector_cpu_nanos'] / samples / 1e3}
+
+
+def helpers_cpu(d):
+    """CPU seconds of profd's live unwinder helpers so far (each single-threaded: the
+    nanoseconds of /proc/PID/schedstat)."""
+    total = 0
+    for pid in d.children():
+        try:
+            with open('/proc/%d/schedstat' % pid) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass  # one that exited since
+    return total / 1e9
+
+
+def separated_session(d, workload, threads, seconds, hz):
+    """A session through profd: its CPU split into the helpers' and profd's own."""
+    helpers0 = helpers_cpu(d)
+    r = profd_session(d, workload, threads, seconds, hz)
+    r['helper'] = helpers_cpu(d) - helpers0
+    r['profd'] = r['cpu'] - r['helper']
+    return r
+
+
+def inprocess_session(d, workload, threads, seconds, hz, copy):
+    """Root's session of a cgroup holding only a fresh process of workload: unwound inside
+    profd (root's multi-process sessions are), copying 'copy' bytes of stack per sample."""
+    cg = os.path.join(cgroup2_root(), os.path.basename(d.tmp) + '-target')
+    os.mkdir(cg)
+    try:
+        p, _ = spawn([workload, str(seconds + 30), str(threads)])
+        with open(os.path.join(cg, 'cgroup.procs'), 'w') as f:
+            f.write(str(p.pid))
+        helpers0 = helpers_cpu(d)
+        cpu0 = d.cpu()
+        _, samples, dropped, metrics = d.session(
+            0, hz, int(seconds * 1e6), seconds * 20 + 60,
+            ['2', 'cgroup', 's', cg, 'stack_bytes', 'u', str(copy)])
+        cpu = d.cpu() - cpu0
+        helper = helpers_cpu(d) - helpers0
+        p.kill()
+        p.wait()
+    finally:
+        for _ in range(100):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.05)  # its process not gone from it yet
+    if samples == 0:
+        fail('the in-process session kept no samples')
+    return {'cpu': cpu, 'helper': helper, 'samples': samples, 'dropped': dropped,
+            'copy': metrics['stack_bytes'], 'backend': metrics['backend'],
+            'us': cpu / samples * 1e6}
+
+
+def separation(d, workload, threads, seconds, hz, rounds):
+    """The sandboxed unwinder against the in-process path, interleaved (see the top)."""
+    # the helper up, the binary warm in it and its stack copy learned; profd's own cache warm
+    copy = separated_session(d, workload, threads, 1, hz)['copy']
+    inprocess_session(d, workload, threads, 1, hz, copy)
+    rows = []
+    for _ in range(rounds):
+        sep = separated_session(d, workload, threads, seconds, hz)
+        inp = inprocess_session(d, workload, threads, seconds, hz, copy)
+        if sep['copy'] != copy or inp['copy'] != copy or inp['backend'] != 'perf-dwarf':
+            fail('not the same sampling: profd copied %d B, in-process %d B (%s), not %d B' % (
+                sep['copy'], inp['copy'], inp['backend'], copy))
+        if inp['helper'] > 0.001:
+            fail('an unwinder helper ran %.1f ms during the in-process session' % (
+                inp['helper'] * 1e3))
+        rows.append({'profd': sep['profd'] / sep['samples'] * 1e6,
+                     'helper': sep['helper'] / sep['samples'] * 1e6, 'separated': sep['us'],
+                     'inprocess': inp['us'], 'samples': (sep['samples'], inp['samples']),
+                     'dropped': (sep['dropped'], inp['dropped']), 'copy': copy})
+    return rows
 
 
 def cold_session(d, workload, threads, seconds, hz, n):
@@ -383,11 +469,13 @@ def main():
     ap.add_argument('--long', type=float, default=0)
     ap.add_argument('--long-interval', type=float, default=30)
     ap.add_argument('--baseline-profd')
+    ap.add_argument('--separation', type=int, default=0)
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix='profd-bench-cost.')
     base_tmp = None
-    config = 'MaxDurationSec=%d\n' % max(600, int(a.long) + 60)
+    # the helpers stay between sessions (--separation reads their CPU across a local run)
+    config = 'MaxDurationSec=%d\nUnwinderIdleSec=600\n' % max(600, int(a.long) + 60)
     d = Daemon(a.profd, tmp, config)
     base = None
     try:
@@ -456,6 +544,27 @@ def main():
         print('restart cold / warm = %.2f' % (restart['us'] / warm_us))
         print('profd start-up CPU (once, before any session): first start %.1f ms, restart %.1f ms'
               % (startup * 1e3, restartup * 1e3))
+
+        if a.separation:
+            rows = separation(d, a.workload_split, a.threads, a.seconds, a.hz, a.separation)
+            print('\nseparation: CPU per sample, warm, %.0f s sessions, %d B stack copies: a '
+                  'process through profd and its unwinder helper, and a cgroup of one such '
+                  'process unwound inside profd' % (a.seconds, rows[0]['copy']))
+            print('%-6s %9s %9s %11s %11s %7s %15s %9s' % (
+                'round', 'profd', 'helper', 'separated', 'in-process', 'ratio', 'samples s/i',
+                'dropped'))
+            for i, r in enumerate(rows):
+                print('%-6d %6.1f us %6.1f us %8.1f us %8.1f us %7.2f %7d/%-7d %4d/%d' % (
+                    i + 1, r['profd'], r['helper'], r['separated'], r['inprocess'],
+                    r['separated'] / r['inprocess'], r['samples'][0], r['samples'][1],
+                    r['dropped'][0], r['dropped'][1]))
+            med = {k: statistics.median(r[k] for r in rows)
+                   for k in ('profd', 'helper', 'separated', 'inprocess')}
+            print('median: profd %.1f + helper %.1f = %.1f us per sample separated, %.1f us '
+                  'in-process: ratio %.2f (median of the rounds\' ratios %.2f)' % (
+                      med['profd'], med['helper'], med['separated'], med['inprocess'],
+                      med['separated'] / med['inprocess'],
+                      statistics.median(r['separated'] / r['inprocess'] for r in rows)))
 
         if a.slowdown_runs:
             s = slowdown(d, a.perf, a.fixed_work, a.fixed_work_millions, a.threads, a.hz,
