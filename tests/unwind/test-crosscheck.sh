@@ -67,12 +67,13 @@ start() {
 		fail "$name did not start"
 }
 
-# compare NAME: profile $pid with both at once for $seconds, then compare
+# compare NAME: profile $pid with both at once for $seconds, then compare (perf -N: no copies
+# of the programs in root's ~/.debug, which every run of the Go program's build would add to)
 failed=0
 compare() {
 	local name=$1 perf_pid exe
 	exe=$(readlink -f "/proc/$pid/exe")
-	"$perf" record -q -k CLOCK_REALTIME -F "$hz" --call-graph dwarf -o "$tmp/$name.data" -p "$pid" -- \
+	"$perf" record -q -N -k CLOCK_REALTIME -F "$hz" --call-graph dwarf -o "$tmp/$name.data" -p "$pid" -- \
 		sleep "$seconds" >/dev/null 2>"$tmp/$name.perf-err" &
 	perf_pid=$!
 	"$profctl" --address="$BUS" record -p "$pid" -d "$seconds" -F "$hz" --no-kernel \
