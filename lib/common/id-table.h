@@ -82,6 +82,16 @@ static inline uint32_t id_table_next(const IdTable *t, uint32_t slot)
 }
 
 /*
+ * The userdata of an eq() that needs the caller's keys too: 'items' holds the keys of
+ * the stored ids (the caller's array, or the struct that has it), 'key' is the key
+ * looked for.
+ */
+typedef struct IdTableLookup {
+	const void *items;
+	const void *key;
+} IdTableLookup;
+
+/*
  * Look for the id that eq() accepts, probing from 'slot' (id_table_find():
  * from the key's hash). true: found, in *ret_slot. false: *ret_slot is the empty slot where it belongs (valid until
  * the table changes; reserve first when inserting).

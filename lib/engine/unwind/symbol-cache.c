@@ -7,8 +7,10 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hash.h"
+#include "id-table.h"
 #include "module-naming.h"
 #include "symbol-module-file.h"
 
@@ -24,13 +26,13 @@ typedef struct ArenaBlock {
 
 typedef struct Location {
 	uint64_t address;
-	const SymbolFrame *frames; /* NULL: empty slot */
+	const SymbolFrame *frames;
 	size_t n_frames;
 } Location;
 
 struct SymbolModule {
 	SymbolCache *cache;
-	SymbolModule *hash_next;
+	uint32_t index;                    /* in the cache's modules */
 	SymbolModule *lru_prev, *lru_next; /* in the LRU list while unpinned */
 	ModuleIdentity id;                 /* build_id points into the arena */
 	uint64_t hash;
@@ -39,11 +41,13 @@ struct SymbolModule {
 	bool dirty; /* learned something the store does not have */
 
 	ArenaBlock *arena;
-	/* open addressing, load factor <= 1/2 */
+	/* the interned strings (in the arena) and the locations, each indexed by its id */
 	const char **strings;
-	size_t strings_mask, n_strings;
+	size_t n_strings, strings_allocated;
+	IdTable string_ids;
 	Location *locations;
-	size_t locations_mask, n_locations;
+	size_t n_locations, locations_allocated;
+	IdTable location_ids;
 	const CfiTable *cfi; /* set once, read without the lock */
 	ModuleNaming *naming; /* set once, read without the lock */
 	size_t bytes;        /* everything above */
@@ -51,8 +55,10 @@ struct SymbolModule {
 
 struct SymbolCache {
 	pthread_mutex_t lock;
-	SymbolModule **buckets;
-	size_t buckets_mask, n_modules, n_pinned, n_evicted, n_locations;
+	SymbolModule **modules; /* indexed by SymbolModule.index */
+	size_t modules_allocated;
+	IdTable module_ids;
+	size_t n_modules, n_pinned, n_evicted, n_locations;
 	SymbolModule *lru_head, *lru_tail; /* unpinned, least recently used first */
 	uint64_t bytes, max_bytes;
 
@@ -162,7 +168,9 @@ static void module_free(SymbolModule *m)
 		m->arena = next;
 	}
 	free(m->strings);
+	id_table_done(&m->string_ids);
 	free(m->locations);
+	id_table_done(&m->location_ids);
 	cfi_table_free((CfiTable *)m->cfi);
 	module_naming_free(m->naming);
 	free(m);
@@ -176,10 +184,6 @@ int symbol_cache_new(SymbolCache **ret)
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
 	c->max_bytes = SYMBOL_CACHE_DEFAULT_MAX_BYTES;
-	c->buckets_mask = 63;
-	c->buckets = calloc(c->buckets_mask + 1, sizeof(SymbolModule *));
-	if (!c->buckets)
-		return -ENOMEM;
 	*ret = TAKE_PTR(c);
 	return 0;
 }
@@ -188,14 +192,10 @@ SymbolCache *symbol_cache_free(SymbolCache *c)
 {
 	if (!c)
 		return NULL;
-	for (size_t i = 0; c->buckets && i <= c->buckets_mask; i++)
-		while (c->buckets[i]) {
-			SymbolModule *next = c->buckets[i]->hash_next;
-
-			module_free(c->buckets[i]);
-			c->buckets[i] = next;
-		}
-	free(c->buckets);
+	for (size_t i = 0; i < c->n_modules; i++)
+		module_free(c->modules[i]);
+	free(c->modules);
+	id_table_done(&c->module_ids);
 	kernel_symbols_free(c->kernel);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -231,17 +231,57 @@ static void lru_append(SymbolCache *c, SymbolModule *m)
 	c->lru_tail = m;
 }
 
+static uint64_t module_hash(const void *userdata, uint32_t index)
+{
+	const SymbolCache *c = userdata;
+
+	return c->modules[index]->hash;
+}
+
+static bool module_has_identity(const void *userdata, uint32_t index)
+{
+	const IdTableLookup *l = userdata;
+	const SymbolCache *c = l->items;
+
+	return identity_equal(&c->modules[index]->id, l->key);
+}
+
+static bool module_is(const void *userdata, uint32_t index)
+{
+	const SymbolModule *m = userdata;
+
+	return index == m->index;
+}
+
+/* The slot of a module in the cache's table. */
+static uint32_t module_slot(const SymbolCache *c, const SymbolModule *m)
+{
+	uint32_t slot;
+
+	(void)id_table_find(&c->module_ids, m->hash, module_is, m, &slot);
+	return slot;
+}
+
+/* The last module takes the place of the one that goes: the indices stay dense. */
+static void modules_remove(SymbolCache *c, SymbolModule *m)
+{
+	SymbolModule *last;
+
+	id_table_remove(&c->module_ids, module_slot(c, m), module_hash, c);
+	last = c->modules[--c->n_modules];
+	if (last != m) {
+		c->module_ids.slots[module_slot(c, last)] = m->index;
+		last->index = m->index;
+		c->modules[m->index] = last;
+	}
+}
+
 static void evict(SymbolCache *c, SymbolModule *m)
 {
-	SymbolModule **p = &c->buckets[m->hash & c->buckets_mask];
-
-	while (*p != m)
-		p = &(*p)->hash_next;
-	*p = m->hash_next;
+	modules_remove(c, m);
 	lru_unlink(c, m);
 	c->bytes -= m->bytes;
 	c->n_locations -= m->n_locations;
-	c->n_modules--;
 	c->n_evicted++;
 	module_free(m);
 }
@@ -259,30 +299,6 @@ void symbol_cache_set_max_bytes(SymbolCache *c, uint64_t max_bytes)
 	c->max_bytes = max_bytes;
 	trim(c);
 	pthread_mutex_unlock(&c->lock);
-}
-
-static int buckets_grow(SymbolCache *c)
-{
-	size_t mask = c->buckets_mask * 2 + 1;
-	SymbolModule **b;
-
-	if (c->n_modules < c->buckets_mask + 1)
-		return 0;
-	b = calloc(mask + 1, sizeof(SymbolModule *));
-	if (!b)
-		return -ENOMEM;
-	for (size_t i = 0; i <= c->buckets_mask; i++)
-		while (c->buckets[i]) {
-			SymbolModule *m = c->buckets[i];
-
-			c->buckets[i] = m->hash_next;
-			m->hash_next = b[m->hash & mask];
-			b[m->hash & mask] = m;
-		}
-	free(c->buckets);
-	c->buckets = b;
-	c->buckets_mask = mask;
-	return 0;
 }
 
 static int module_new(SymbolCache *c, const ModuleIdentity *id, uint64_t hash,
@@ -364,26 +380,31 @@ static void save(SymbolCache *c, const SymbolCacheStore *store, SymbolModule *m)
 int symbol_cache_acquire(SymbolCache *c, const ModuleIdentity *id, SymbolModule **ret)
 {
 	const SymbolCacheStore *store = NULL;
+	const IdTableLookup lookup = { c, id };
 	uint64_t hash = hash_identity(id);
 	SymbolModule *m;
+	uint32_t slot;
 	int r = 0;
 
 	pthread_mutex_lock(&c->lock);
-	for (m = c->buckets[hash & c->buckets_mask]; m; m = m->hash_next)
-		if (m->hash == hash && identity_equal(&m->id, id))
-			break;
-	if (!m) {
-		r = buckets_grow(c);
+	if (c->module_ids.slots &&
+	    id_table_find(&c->module_ids, hash, module_has_identity, &lookup, &slot)) {
+		m = c->modules[c->module_ids.slots[slot]];
+		if (m->pins == 0)
+			lru_unlink(c, m);
+	} else {
+		r = id_table_reserve(&c->module_ids, 1, module_hash, c);
+		if (r >= 0)
+			r = ARRAY_RESERVE(c->modules, c->modules_allocated, c->n_modules + 1, 64);
 		if (r >= 0)
 			r = module_new(c, id, hash, &m);
 		if (r < 0)
 			goto out;
-		m->hash_next = c->buckets[hash & c->buckets_mask];
-		c->buckets[hash & c->buckets_mask] = m;
-		c->n_modules++;
+		m->index = (uint32_t)c->n_modules;
+		c->modules[c->n_modules++] = m;
+		id_table_insert(&c->module_ids, id_table_empty_slot(&c->module_ids, hash), m->index);
 		store = c->store;
-	} else if (m->pins == 0)
-		lru_unlink(c, m);
+	}
 	if (m->pins++ == 0)
 		c->n_pinned++;
 	trim(c);
@@ -422,124 +443,109 @@ SymbolModule *symbol_module_unpin(SymbolModule *m)
 	return NULL;
 }
 
-/* Double a module's string set. */
-static int strings_grow(SymbolModule *m)
+static uint64_t string_hash(const void *userdata, uint32_t id)
 {
-	size_t mask = m->strings ? m->strings_mask * 2 + 1 : 63;
-	const char **n;
+	const SymbolModule *m = userdata;
 
-	if (m->strings && (m->n_strings + 1) * 2 <= m->strings_mask + 1)
-		return 0;
-	n = calloc(mask + 1, sizeof(char *));
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; m->strings && i <= m->strings_mask; i++) {
-		const char *s = m->strings[i];
-		size_t j;
+	return hash_string(0, m->strings[id]);
+}
 
-		if (!s)
-			continue;
-		for (j = hash_string(0, s) & mask; n[j]; j = (j + 1) & mask)
-			;
-		n[j] = s;
-	}
-	account(m, (ssize_t)((mask + 1 - (m->strings ? m->strings_mask + 1 : 0)) * sizeof(char *)));
-	free(m->strings);
-	m->strings = n;
-	m->strings_mask = mask;
-	return 0;
+static bool string_equal(const void *userdata, uint32_t id)
+{
+	const IdTableLookup *l = userdata;
+	const SymbolModule *m = l->items;
+
+	return strcmp(m->strings[id], l->key) == 0;
 }
 
 static int intern(SymbolModule *m, const char *s, const char **ret)
 {
-	size_t j, len;
+	const IdTableLookup lookup = { m, s };
+	uint32_t slot;
+	size_t len;
 	char *copy;
 	int r;
 
-	r = strings_grow(m);
+	r = id_table_reserve(&m->string_ids, 1, string_hash, m);
 	if (r < 0)
 		return r;
-	for (j = hash_string(0, s) & m->strings_mask; m->strings[j];
-	     j = (j + 1) & m->strings_mask)
-		if (strcmp(m->strings[j], s) == 0) {
-			*ret = m->strings[j];
-			return 0;
-		}
+	r = ARRAY_RESERVE(m->strings, m->strings_allocated, m->n_strings + 1, 64);
+	if (r < 0)
+		return r;
+	if (id_table_find(&m->string_ids, hash_string(0, s), string_equal, &lookup, &slot)) {
+		*ret = m->strings[m->string_ids.slots[slot]];
+		return 0;
+	}
 	len = strlen(s);
 	copy = arena_alloc(m, len + 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, s, len + 1);
-	m->strings[j] = copy;
-	m->n_strings++;
+	m->strings[m->n_strings] = copy;
+	id_table_insert(&m->string_ids, slot, (uint32_t)m->n_strings++);
 	*ret = copy;
 	return 0;
 }
 
-static Location *location_slot(SymbolModule *m, uint64_t address)
+static uint64_t location_address(const void *userdata, uint32_t id)
 {
-	size_t j;
+	const SymbolModule *m = userdata;
 
-	for (j = hash_finalize(address) & m->locations_mask; m->locations[j].frames;
-	     j = (j + 1) & m->locations_mask)
-		if (m->locations[j].address == address)
-			break;
-	return &m->locations[j];
+	return m->locations[id].address;
+}
+
+/* The location known at 'address', or NULL. */
+static const Location *location_find(const SymbolModule *m, uint64_t address, uint32_t *ret_slot)
+{
+	if (!id_table_find_key(&m->location_ids, address, location_address, m, ret_slot))
+		return NULL;
+	return &m->locations[m->location_ids.slots[*ret_slot]];
 }
 
 bool symbol_module_lookup(SymbolModule *m, uint64_t address, const SymbolFrame **ret_frames,
 			  size_t *ret_n)
 {
 	const Location *l;
-	bool found = false;
+	uint32_t slot;
 
 	pthread_mutex_lock(&m->cache->lock);
-	if (m->locations) {
-		l = location_slot(m, address);
-		found = l->frames != NULL;
-		if (found) {
-			*ret_frames = l->frames;
-			*ret_n = l->n_frames;
-		}
+	l = location_find(m, address, &slot);
+	if (l) {
+		*ret_frames = l->frames;
+		*ret_n = l->n_frames;
 	}
 	pthread_mutex_unlock(&m->cache->lock);
-	return found;
+	return l != NULL;
 }
 
-static int locations_grow(SymbolModule *m)
+/* The heap the module's tables take (their growth is accounted to the module). */
+static size_t tables_bytes(const SymbolModule *m)
 {
-	size_t old_mask = m->locations_mask;
-	size_t mask = m->locations ? old_mask * 2 + 1 : 63;
-	Location *old = m->locations;
+	const IdTable *tables[] = { &m->string_ids, &m->location_ids };
+	size_t bytes = m->strings_allocated * sizeof(char *) +
+		       m->locations_allocated * sizeof(Location);
 
-	if (old && (m->n_locations + 1) * 2 <= old_mask + 1)
-		return 0;
-	m->locations = calloc(mask + 1, sizeof(Location));
-	if (!m->locations) {
-		m->locations = old;
-		return -ENOMEM;
-	}
-	m->locations_mask = mask;
-	for (size_t i = 0; old && i <= old_mask; i++)
-		if (old[i].frames)
-			*location_slot(m, old[i].address) = old[i];
-	free(old);
-	account(m, (ssize_t)((mask + 1 - (old ? old_mask + 1 : 0)) * sizeof(Location)));
-	return 0;
+	for (size_t i = 0; i < ELEMENTSOF(tables); i++)
+		bytes += tables[i]->slots ? ((size_t)tables[i]->mask + 1) * sizeof(uint32_t) : 0;
+	return bytes;
 }
 
 static int insert_locked(SymbolModule *m, uint64_t address, const SymbolFrame *frames, size_t n,
 			 const SymbolFrame **ret_frames)
 {
+	const Location *l;
 	SymbolFrame *copy;
-	Location *l;
+	uint32_t slot;
 	int r;
 
-	r = locations_grow(m);
+	r = id_table_reserve_keys(&m->location_ids, 1, location_address, m);
 	if (r < 0)
 		return r;
-	l = location_slot(m, address);
-	if (l->frames) {
+	r = ARRAY_RESERVE(m->locations, m->locations_allocated, m->n_locations + 1, 64);
+	if (r < 0)
+		return r;
+	l = location_find(m, address, &slot);
+	if (l) {
 		*ret_frames = l->frames;
 		return 0;
 	}
@@ -557,9 +563,9 @@ static int insert_locked(SymbolModule *m, uint64_t address, const SymbolFrame *f
 				return r;
 		}
 	}
-	/* interning may not have moved 'l': only the strings table grew */
-	*l = (Location){ .address = address, .frames = copy, .n_frames = n };
-	m->n_locations++;
+	/* interning did not move 'slot': only the strings' table grew */
+	m->locations[m->n_locations] = (Location){ .address = address, .frames = copy, .n_frames = n };
+	id_table_insert(&m->location_ids, slot, (uint32_t)m->n_locations++);
 	m->dirty = true;
 	m->cache->n_locations++;
 	*ret_frames = copy;
@@ -569,12 +575,15 @@ static int insert_locked(SymbolModule *m, uint64_t address, const SymbolFrame *f
 int symbol_module_insert(SymbolModule *m, uint64_t address, const SymbolFrame *frames, size_t n,
 			 const SymbolFrame **ret_frames)
 {
+	size_t before;
 	int r;
 
 	if (n == 0)
 		return -EINVAL;
 	pthread_mutex_lock(&m->cache->lock);
+	before = tables_bytes(m);
 	r = insert_locked(m, address, frames, n, ret_frames);
+	account(m, (ssize_t)(tables_bytes(m) - before));
 	pthread_mutex_unlock(&m->cache->lock);
 	return r;
 }
@@ -611,10 +620,9 @@ int symbol_module_foreach_location(SymbolModule *m, SymbolLocationFn fn, void *u
 	int r = 0;
 
 	pthread_mutex_lock(&m->cache->lock);
-	for (size_t i = 0; m->locations && i <= m->locations_mask && r >= 0; i++)
-		if (m->locations[i].frames)
-			r = fn(userdata, m->locations[i].address, m->locations[i].frames,
-			       m->locations[i].n_frames);
+	for (size_t i = 0; i < m->n_locations && r >= 0; i++)
+		r = fn(userdata, m->locations[i].address, m->locations[i].frames,
+		       m->locations[i].n_frames);
 	pthread_mutex_unlock(&m->cache->lock);
 	return r;
 }
@@ -692,7 +700,8 @@ void symbol_cache_get_stats(SymbolCache *c, SymbolCacheStats *ret)
 		.evicted_modules = c->n_evicted,
 		.loaded_modules = c->n_loaded,
 		.saved_modules = c->n_saved,
-		.bytes = c->bytes + (c->buckets_mask + 1) * sizeof(SymbolModule *),
+		.bytes = c->bytes + c->modules_allocated * sizeof(SymbolModule *) +
+			 (c->module_ids.slots ? ((size_t)c->module_ids.mask + 1) * sizeof(uint32_t) : 0),
 	};
 	pthread_mutex_unlock(&c->lock);
 }
