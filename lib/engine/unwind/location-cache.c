@@ -13,6 +13,7 @@ typedef struct Slot {
 	uint32_t first, n;
 } Slot;
 
+/* Not an IdTable: naming's hot path compares the address in the slot (BENCHMARKS.md). */
 struct LocationCache {
 	Slot *slots;
 	size_t mask, count;
