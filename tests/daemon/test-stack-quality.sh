@@ -6,7 +6,8 @@
 # field profd.stack_quality) and, when stacks are poor, in a short block that
 # `profctl record` prints (through profd and with --local). Each defect is
 # provoked and the report must name it for most of the samples the session
-# took: a stripped copy of a workload (no symbols, with its build-id), a stack
+# took: a stripped copy of a workload (no symbols, with its build-id), code
+# without CFI (with the flag that makes it), a stack
 # copy smaller than the stacks (with a --stack-bytes that would hold them), JIT
 # code whose perf map was removed; a clean workload is reported fine and
 # nothing is printed. With DEBUGINFOD_URLS set the hint no longer asks to set it.
@@ -17,7 +18,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/unwinder-lib.sh"
 : "${PROFCTL:?PROFCTL must name the profctl binary}"
 : "${WORKLOAD_DEEP_STACK:?}" "${WORKLOAD_DEEP_STACK_FP:?}"
-: "${WORKLOAD_JIT:?}" "${ROGUE_UNWINDER:?}"
+: "${WORKLOAD_JIT:?}" "${ROGUE_UNWINDER:?}" "${WORKLOAD_NOCFI:?}"
 
 # metrics PATH: the session's GetMetrics JSON
 metrics() {
@@ -183,6 +184,17 @@ why=$(check_reason "$T/jit.json" '[anonymous code]' jit-without-map)
 [[ $why == *perf-PID.map* ]] || fail "the JIT hint names no perf map: $why"
 kill $jit
 ok "JIT whose perf map was removed: jit-without-map"
+
+# --- code without CFI: the walk stops in it
+spawn "$WORKLOAD_NOCFI" 120
+wait_until 30 runs_program "$SPAWNED" "$WORKLOAD_NOCFI" || fail "workload-nocfi did not start"
+nocfi=$SPAWNED
+path=$(session_of $nocfi)
+metrics "$path" >"$T/nocfi.json"
+why=$(check_reason "$T/nocfi.json" /workload-nocfi no-cfi)
+[[ $why == *-fasynchronous-unwind-tables* ]] || fail "the no-cfi hint names no fix: $why"
+kill $nocfi
+ok "code without CFI: no-cfi"
 
 # --- DEBUGINFOD_URLS set (a server that refuses): the hint says what became of the fetch
 stop_profd
