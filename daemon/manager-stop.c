@@ -121,8 +121,9 @@ void manager_begin_stop(Manager *m, int exit_status)
 			sd_event_exit(m->event, m->exit_status);
 		}
 	}
-	/* a reader that takes its time must not hold up the exit */
+	/* a reader that takes its time must not hold up the exit, nor a systemd that does */
 	export_server_cancel_all(m->exports);
+	manager_fail_unit_sessions(m);
 	for (size_t i = 0; i < m->n_sessions; i++)
 		session_stop(m->sessions[i]);
 	manager_check_idle(m);

@@ -297,6 +297,9 @@ Manager *manager_free(Manager *m)
 	worker_pool_free(m->workers);
 	worker_pool_free(m->export_workers);
 	export_server_free(m->exports);
+	manager_fail_unit_sessions(m);
+	free(m->pending_starts);
+	sd_bus_flush_close_unref(m->system_bus);
 	for (size_t i = 0; i < m->n_sessions; i++)
 		session_free(m->sessions[i]);
 	free(m->sessions);
@@ -870,6 +873,9 @@ static int method_start_session(sd_bus_message *msg, void *userdata, sd_bus_erro
 		r = validate_target(&req, error);
 	if (r < 0)
 		return r;
+	/* a unit's cgroup first: systemd answers when it does, the loop goes on meanwhile */
+	if (req.unit)
+		return manager_start_unit_session(m, msg, &req, kernel, error);
 	/* check access and limits, act */
 	r = manager_start_session(m, msg, &req, kernel, &s, error);
 	if (r < 0)

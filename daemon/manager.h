@@ -58,6 +58,11 @@ typedef struct Manager {
 	Session **sessions; /* oldest first */
 	size_t n_sessions, n_allocated;
 
+	/* StartSession of units waiting for systemd (manager-unit.c) */
+	sd_bus *system_bus; /* where systemd is asked; opened on first use */
+	struct PendingStart **pending_starts;
+	size_t n_pending_starts, n_pending_starts_allocated;
+
 	/* the orderly exit (manager-stop.c) */
 	bool stopping;               /* stop sessions, exit once nothing is busy */
 	bool exited;                 /* the loop has ended: calls still arriving are refused */
@@ -120,6 +125,15 @@ int manager_validate_session_request(const SessionRequest *req, sd_bus_error *er
  * access and the limits (kernel: -1 or the "kernel" option), charge its
  * descriptors, start it. Errors are set in 'error'.
  */
+/*
+ * StartSession of req->unit: its cgroup is asked of systemd without blocking,
+ * the call answered then (1: under way), or a bus error now.
+ */
+int manager_start_unit_session(Manager *m, sd_bus_message *msg, const SessionRequest *req,
+			       int kernel, sd_bus_error *error);
+/* Answer the StartSession calls still waiting for systemd: profd is stopping. */
+void manager_fail_unit_sessions(Manager *m);
+
 int manager_start_session(Manager *m, sd_bus_message *msg, SessionRequest *req, int kernel,
 			  Session **ret, sd_bus_error *error);
 

@@ -10,7 +10,6 @@
 #include "caller-text.h"
 #include "cleanup.h"
 #include "task-list.h"
-#include "unit-cgroup.h"
 
 static int open_cgroup(const char *path, const char *unit, SamplingTarget **ret,
 		       sd_bus_error *error)
@@ -40,16 +39,12 @@ static int open_cgroup(const char *path, const char *unit, SamplingTarget **ret,
 	return 0;
 }
 
-static int resolve_unit(const CallerCreds *caller, const char *unit, char **ret_cgroup,
-			sd_bus_error *error)
+int session_target_unit_error(const CallerCreds *caller, const char *unit, int r,
+			      sd_bus_error *error)
 {
 	char quoted[CALLER_TEXT_QUOTE_SIZE];
-	int r;
 
-	r = unit_cgroup_resolve_system(unit, caller->uid, ret_cgroup);
 	switch (r) {
-	case 0:
-		return 0;
 	case -EINVAL:
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 					 "'%s' is not the name of a unit with processes (service, "
@@ -69,6 +64,11 @@ static int resolve_unit(const CallerCreds *caller, const char *unit, char **ret_
 					 "cannot ask systemd about unit '%s': the system manager "
 					 "does not answer (give its cgroup instead)",
 					 caller_text_quote(unit, quoted));
+	case -ETIMEDOUT:
+		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
+					 "cannot ask systemd about unit '%s': the system manager "
+					 "did not answer in time (give its cgroup instead)",
+					 caller_text_quote(unit, quoted));
 	default:
 		return sd_bus_error_set_errnof(error, r, "cannot resolve unit '%s': %s",
 					       caller_text_quote(unit, quoted), strerror(-r));
@@ -79,7 +79,6 @@ int session_target_open(const CallerCreds *caller, const SessionRequest *req,
 			SamplingTarget **ret, sd_bus_error *error)
 {
 	_cleanup_(sampling_target_freep) SamplingTarget *t = NULL;
-	_cleanup_free_ char *cgroup = NULL;
 	const char *why;
 	int r;
 
@@ -94,12 +93,9 @@ int session_target_open(const CallerCreds *caller, const SessionRequest *req,
 		*ret = TAKE_PTR(t);
 		return 0;
 	}
-	if (req->unit) {
-		r = resolve_unit(caller, req->unit, &cgroup, error);
-		if (r < 0)
-			return r;
-	}
-	r = open_cgroup(cgroup ?: req->cgroup, req->unit, &t, error);
+	if (req->unit && !req->unit_cgroup)
+		return -EINVAL; /* looked up first, without blocking (unit-lookup.h) */
+	r = open_cgroup(req->unit ? req->unit_cgroup : req->cgroup, req->unit, &t, error);
 	if (r < 0)
 		return r;
 	r = access_check_cgroup(caller, t->cgroup, t->cgroup_fd, &why);

@@ -44,6 +44,7 @@ typedef struct SessionRequest {
 	/* with pid 0, one of: */
 	const char *cgroup;         /* a cgroup2 path, absolute or relative to its mount */
 	const char *unit;           /* a systemd unit (system, else the caller's) */
+	const char *unit_cgroup;    /* ... its cgroup, looked up before (unit-lookup.h) */
 	bool system;                /* the whole machine */
 	uint32_t max_events;        /* perf fds the session may open (its fd budget); 0 = no cap */
 	uint32_t min_threads;       /* threads to charge descriptors for, if the target has fewer */

@@ -30,7 +30,7 @@ static const struct {
 	{ ".swap", "org.freedesktop.systemd1.Swap" },
 };
 
-static const char *unit_interface(const char *unit)
+const char *unit_interface(const char *unit)
 {
 	size_t len = strlen(unit);
 
@@ -177,31 +177,18 @@ static int find_unit_dir(int dir_fd, const char *unit, unsigned depth, unsigned 
 	return -ENOENT;
 }
 
-/* A system unit's cgroup, from the system manager on 'system'. */
-static int system_unit_cgroup(sd_bus *system, const char *unit, char **ret_cgroup)
+void user_manager_unit(uid_t uid, char ret[static USER_MANAGER_UNIT_MAX])
 {
-	sd_bus_error error = SD_BUS_ERROR_NULL;
-	int r = unit_cgroup_get(system, unit, ret_cgroup, &error);
-
-	sd_bus_error_free(&error);
-	return r;
+	snprintf(ret, USER_MANAGER_UNIT_MAX, "user@%u.service", (unsigned)uid);
 }
 
-/* A unit of uid's user manager: the directory of that name below user@UID.service's cgroup. */
-static int user_unit_cgroup(sd_bus *system, const char *unit, uid_t uid, char **ret_cgroup)
+int unit_cgroup_below(const char *user_cgroup, const char *unit, char **ret_cgroup)
 {
 	_cleanup_(sampling_target_freep) SamplingTarget *user = NULL;
-	_cleanup_free_ char *user_cgroup = NULL, *below = NULL;
-	char user_unit[64];
+	_cleanup_free_ char *below = NULL;
 	unsigned budget = FIND_MAX_DIRS;
 	int r;
 
-	snprintf(user_unit, sizeof(user_unit), "user@%u.service", (unsigned)uid);
-	r = system_unit_cgroup(system, user_unit, &user_cgroup);
-	if (r == -ENODEV)
-		return -ENOENT; /* no user manager runs: none of its units does either */
-	if (r < 0)
-		return r;
 	r = sampling_target_new_cgroup(user_cgroup, &user);
 	if (r < 0)
 		return r == -ENOMEM ? r : -ENOENT;
@@ -209,28 +196,4 @@ static int user_unit_cgroup(sd_bus *system, const char *unit, uid_t uid, char **
 	if (r < 0)
 		return r;
 	return asprintf(ret_cgroup, "%s/%s", user->cgroup, below) < 0 ? -ENOMEM : 0;
-}
-
-int unit_cgroup_resolve_system(const char *unit, uid_t uid, char **ret_cgroup)
-{
-	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *system = NULL;
-	int r;
-
-	if (!unit_name_has_cgroup(unit))
-		return -EINVAL;
-	if (sd_bus_open_system(&system) < 0)
-		return -EHOSTUNREACH;
-	/*
-	 * A user's own unit before a system unit of the same name (dbus.service
-	 * is both): only her own can be hers to profile. Root's are the system's.
-	 */
-	if (uid != 0) {
-		r = user_unit_cgroup(system, unit, uid, ret_cgroup);
-		if (r != -ENOENT)
-			return r;
-	}
-	r = system_unit_cgroup(system, unit, ret_cgroup);
-	if (r != -ENOENT || uid != 0)
-		return r; /* -EHOSTUNREACH too, when no systemd is on the bus */
-	return user_unit_cgroup(system, unit, uid, ret_cgroup);
 }

@@ -14,6 +14,19 @@
 
 /* Is 'unit' a unit name with a type that owns a control group (service, scope, slice, ...)? */
 bool unit_name_has_cgroup(const char *unit);
+/* The D-Bus interface with the ControlGroup of such a unit ("org.freedesktop.systemd1.Service"). */
+const char *unit_interface(const char *unit);
+
+/* "user@UID.service", the unit of uid's user manager. */
+#define USER_MANAGER_UNIT_MAX 32
+void user_manager_unit(uid_t uid, char ret[static USER_MANAGER_UNIT_MAX]);
+
+/*
+ * A unit of a user manager whose own cgroup is 'user_cgroup': the directory
+ * named 'unit' below it (systemd names each unit's cgroup after the unit), a
+ * child before a grandchild, within bounds. -ENOENT none.
+ */
+int unit_cgroup_below(const char *user_cgroup, const char *unit, char **ret_cgroup);
 
 /*
  * The control group of 'unit' per the manager on 'bus'. -EINVAL a malformed
@@ -34,11 +47,3 @@ int user_manager_open(uid_t uid, sd_bus **ret);
  * answered.
  */
 int unit_cgroup_resolve(const char *unit, uid_t uid, char **ret_cgroup);
-
-/*
- * The same asked of the system manager alone (profd: under its unit a user's
- * manager is out of reach, and it is the user's to answer or not): a user
- * unit is found by name below the cgroup of user@UID.service, first for a
- * 'uid' other than 0 as above. -ENOENT also when 'uid' runs no manager.
- */
-int unit_cgroup_resolve_system(const char *unit, uid_t uid, char **ret_cgroup);

@@ -49,7 +49,7 @@ measure() { # NAME CMD...
 	shift
 	/usr/bin/time -f "%U %S" -o "$tmp/$name.time" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 }
-cpu_of() { awk '{ printf "%.3f", $1 + $2 }' "$tmp/$1.time"; }
+cpu_of() { awk 'END { printf "%.3f", $1 + $2 }' "$tmp/$1.time"; } # the last line: GNU time may say how it exited first
 profd_usec() { sed -n 's/^usage_usec //p' "$cg/cpu.stat"; }
 
 # profd_session NAME: profctl record -a through profd; profd's CPU into NAME.time as "0 S"

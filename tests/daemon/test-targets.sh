@@ -6,7 +6,8 @@
 # resources; option errors; and who may profile what (DESIGN.md §8) as uid
 # 65534 and uid 2: its own cgroup below user@UID.service (two processes in
 # it, one started mid-session) is profiled, named by the user's sandboxed unwinder; root's cgroup,
-# another user's, an undelegated one and the whole machine are AccessDenied.
+# another user's, an undelegated one and the whole machine are AccessDenied. A
+# StartSession of a unit waits for a hung systemd; profd does not.
 source "$(dirname "$0")/lib.sh"
 
 mount=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
@@ -71,7 +72,8 @@ metrics() {
 }
 
 start_bus
-start_profd
+# profd asks "systemd" about units on the test's bus: a hung one, at the end
+DBUS_SYSTEM_BUS_ADDRESS=$BUS start_profd
 install -d -o $NOBODY "$T/out"
 
 # --- a cgroup: both processes inside (one joins mid-session), by name, nothing of the one outside
@@ -182,3 +184,23 @@ msg=$(expect_error org.freedesktop.DBus.Error.AccessDenied \
 	/user.slice/user-$NOBODY.slice/user@$NOBODY.service/profd-root-$$)
 [[ $msg == *"not the caller's"* ]] || fail "a root-owned cgroup below user@$NOBODY.service: $msg"
 ok "access: the whole machine, root's cgroup, another user's cgroup and an undelegated one are AccessDenied"
+
+# --- a hung systemd: a StartSession of a unit waits for it (and then fails), not profd
+"$HUNG_SYSTEMD" "$BUS" >"$T/hung.out" &
+CHILDREN+=($!)
+wait_until 10 grep -q ready "$T/hung.out" || fail "the hung systemd did not take its name"
+busctl --address="$BUS" --timeout=120 call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
+	0 99 500000 1 unit s profd-test-$$.service >"$T/unit.out" 2>"$T/unit.err" &
+pending=$!
+# calls made after it are answered while it waits for systemd (10 s per call to it)
+for _ in 1 2 3; do
+	mgr ListSessions >/dev/null || fail "ListSessions failed while a unit lookup waits"
+	busctl --address="$BUS" get-property $DEST $MGR_PATH $MGR Version >/dev/null ||
+		fail "Version failed while a unit lookup waits"
+done
+kill -0 $pending 2>/dev/null ||
+	fail "StartSession of a unit returned before systemd answered: $(cat "$T/unit.out" "$T/unit.err")"
+wait $pending && fail "StartSession of a unit succeeded without systemd: $(cat "$T/unit.out")"
+grep -q "did not answer in time" "$T/unit.err" ||
+	fail "StartSession of a unit of a hung systemd: $(cat "$T/unit.err")"
+ok "a hung systemd: StartSession of a unit waits and fails ('did not answer in time'); profd answers other calls meanwhile"
