@@ -29,10 +29,13 @@ session_as() {
 		"$1" "$2" "$3" 1 kernel b false | awk '{ print $3 }' | tr -d '"'
 }
 
-# drops SESSION: where its dropped samples went (ring LOST records, a full backlog, throttling)
-drops() {
+# lost_nothing SESSION: it lost no sample and no record, by every count its metrics keep
+# (samples_dropped, which sums the ring's LOST samples, throttling and the backlog's cap,
+# and those parts, and the side-band and other records that name the samples)
+lost_nothing() {
 	bctl --json=short call $DEST "$1" $SES GetMetrics | python3 -c 'import json, sys
 m = json.loads(json.load(sys.stdin)["data"][0])
-print(" ".join("%s=%s" % (k, v) for k, v in sorted(m.items())
-               if any(w in k for w in ("drop", "lost", "throttl", "backlog"))))'
+lost = {k: m[k] for k in ("samples_dropped", "lost_samples", "lost_records", "throttled_samples",
+                          "backlog_dropped", "records_dropped", "side_band_lost") if m.get(k)}
+sys.exit(" ".join("%s=%s" % kv for kv in sorted(lost.items())) if lost else 0)'
 }
