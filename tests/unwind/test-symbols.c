@@ -147,6 +147,28 @@ static int table_file(const KernelSymbols *k, const char *dir)
 	return fd;
 }
 
+/*
+ * 'k' as a table in a sealed memfd (as KernelTable hands it out: loaded by mapping it), with
+ * 'size' bytes of 'data' at 'offset' first when 'data' is not NULL; its descriptor.
+ */
+static int sealed_table(const KernelSymbols *k, off_t offset, const void *data, size_t size)
+{
+	int fd = memfd_create("test-kallsyms", MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
+
+	if (fd < 0)
+		return -errno;
+	r = kernel_symbols_write_table(k, fd);
+	if (r >= 0 && data && pwrite(fd, data, size, offset) != (ssize_t)size)
+		r = -errno;
+	if (r >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)
+		r = -errno;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* Damage the table in 'fd' at 'offset' with 'size' bytes of 'data': the load must refuse it. */
 static void check_damaged(int fd, off_t offset, const void *data, size_t size, const char *what)
 {
@@ -194,6 +216,25 @@ static void test_table_file(const char *dir)
 		      "table file: %zu symbols, expected %zu", kernel_symbols_count(table),
 		      kernel_symbols_count(text));
 		check_same_lookups(text, table, addrs, ELEMENTSOF(addrs), "table file");
+	}
+
+	/* sealed (mapped, not copied): the same lookups; a damaged one refused all the same */
+	{
+		_cleanup_close_ int sealed = sealed_table(text, 0, NULL, 0);
+		KernelSymbols *mapped = NULL;
+
+		u32 = 1U << 30;
+		r = sealed < 0 ? sealed : kernel_symbols_load(sealed, -1, &mapped);
+		CHECK(r >= 0, "the sealed table does not load: %s", strerror(-r));
+		if (r >= 0)
+			check_same_lookups(text, mapped, addrs, ELEMENTSOF(addrs), "sealed table");
+		kernel_symbols_free(mapped);
+		mapped = NULL;
+		safe_close(sealed);
+		sealed = sealed_table(text, symbols + 8, &u32, sizeof(u32));
+		r = sealed < 0 ? sealed : kernel_symbols_load(sealed, -1, &mapped);
+		CHECK(r == -EBADMSG && !mapped, "a sealed table with a name past the names: r=%d", r);
+		kernel_symbols_free(mapped);
 	}
 
 	/* damaged tables are refused, never read past their ends */

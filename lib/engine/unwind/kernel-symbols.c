@@ -3,10 +3,12 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +31,8 @@ struct KernelSymbols {
 	size_t names_size, names_allocated;
 	uint32_t last_module; /* consecutive symbols share their module string */
 	char build_id[41];    /* the running kernel's, hex; "" when unknown */
+	void *map;            /* a sealed table mapped: symbols and names point into it */
+	size_t map_size;
 };
 
 /* Symbols this far past the last one are not kernel text any more. */
@@ -155,8 +159,12 @@ KernelSymbols *kernel_symbols_free(KernelSymbols *k)
 {
 	if (!k)
 		return NULL;
-	free(k->symbols);
-	free(k->names);
+	if (k->map)
+		munmap(k->map, k->map_size);
+	else {
+		free(k->symbols);
+		free(k->names);
+	}
 	free(k);
 	return NULL;
 }
@@ -193,11 +201,13 @@ static int table_check(const KernelSymbols *k)
 	return 0;
 }
 
+#define TABLE_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+_Static_assert(sizeof(TableHeader) % _Alignof(KernelSymbol) == 0, "mapped symbols are aligned");
+
 static int load_table(int fd, const TableHeader *h, KernelSymbols *k)
 {
-	int r;
-
 	struct stat st;
+	int seals, r;
 
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
@@ -208,6 +218,23 @@ static int load_table(int fd, const TableHeader *h, KernelSymbols *k)
 		return -EBADMSG;
 	k->n_symbols = k->allocated = h->n_symbols;
 	k->names_size = k->names_allocated = h->names_size;
+	memcpy(k->build_id, h->build_id, sizeof(k->build_id));
+	/*
+	 * A table nobody can change any more (the KernelTable's memfd every unwinder gets) is
+	 * mapped: no copy into fresh heap pages, a few ms of each unwinder's start
+	 */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals >= 0 && (seals & TABLE_SEALS) == TABLE_SEALS) {
+		k->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (k->map == MAP_FAILED) {
+			k->map = NULL;
+			return negative_errno();
+		}
+		k->map_size = (size_t)st.st_size;
+		k->symbols = (KernelSymbol *)((char *)k->map + sizeof(*h));
+		k->names = (char *)(k->symbols + k->n_symbols);
+		return table_check(k);
+	}
 	k->symbols = calloc(k->n_symbols, sizeof(KernelSymbol));
 	k->names = malloc(k->names_size);
 	if (!k->symbols || !k->names)
@@ -218,7 +245,6 @@ static int load_table(int fd, const TableHeader *h, KernelSymbols *k)
 			      sizeof(*h) + k->n_symbols * sizeof(KernelSymbol));
 	if (r < 0)
 		return r;
-	memcpy(k->build_id, h->build_id, sizeof(k->build_id));
 	return table_check(k);
 }
 
