@@ -16,7 +16,8 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
   cgroup v2, from /proc/PID/stat of profd and its live children (clock ticks: too coarse
   for short warm sessions);
 - restart: profd stopped (SIGTERM) and started again on the same state directory, one
-  session of the same binary: the cold figure after a restart;
+  session of the same binary: the cold figure after a restart (--restarts times, with a
+  baseline each of its restarts beside one of the build under test);
 - perf, the pinned reference: `perf record -F HZ --call-graph dwarf -p PID -o FILE --
   sleep SECONDS` then `perf report -i FILE --stdio`, CPU from rusage, divided by the
   samples perf wrote (`perf report --stats`); LOST records are its dropped samples;
@@ -463,6 +464,7 @@ def main():
     ap.add_argument('--cold-workload', help='the program the cold sessions run copies of '
                     '(default: workload-split; it gets SECONDS+30 and THREADS as arguments)')
     ap.add_argument('--warm', type=int, default=3)
+    ap.add_argument('--restarts', type=int, default=1)
     ap.add_argument('--slowdown-runs', type=int, default=3, help='0: no slowdown runs')
     ap.add_argument('--fixed-work-millions', type=int, default=150)
     ap.add_argument('--scaling', default='1,8,64')
@@ -503,23 +505,33 @@ def main():
                 base_warm.append(profd_session(base, a.workload_split, a.threads, a.seconds,
                                                a.hz))
         perf = perf_session(a.perf, a.workload_split, a.threads, a.seconds, a.hz, tmp)
+        restarts, base_restarts = [], []
+        for _ in range(a.restarts):
+            d.stop_profd()
+            restartup = d.start_profd()
+            restarts.append(profd_session(d, a.workload_split, a.threads, a.seconds, a.hz))
+            if base:
+                base.stop_profd()
+                base.start_profd()
+                base_restarts.append(profd_session(base, a.workload_split, a.threads, a.seconds,
+                                                   a.hz))
         if base:
             base.close()
             base = None
-        d.stop_profd()
-        restartup = d.start_profd()
-        restart = profd_session(d, a.workload_split, a.threads, a.seconds, a.hz)
+        restart_us = statistics.median(r['us'] for r in restarts)
         warm_us = statistics.median(w['us'] for w in warm)
         cold_us = cold and statistics.median(c['us'] for c in cold)
 
         print('\n%d busy threads, %d Hz, %.0f s sessions' % (a.threads, a.hz, a.seconds))
         print('%-34s %10s %9s %8s %8s %12s %7s' % ('', 'CPU/sample', 'vs perf', 'samples',
                                                    'dropped', 'collector', 'copy'))
-        rows = [('profd first session (fresh state)', first), ('profd after restart', restart)]
+        rows = [('profd first session (fresh state)', first)]
+        rows += [('profd after restart %d' % (i + 1), r) for i, r in enumerate(restarts)]
         rows += [('profd cold %d (never-seen copy)' % (i + 1), c) for i, c in enumerate(cold)]
         rows += [('profd warm %d' % (i + 1), w) for i, w in enumerate(warm)]
         if base_first:
             rows += [('baseline first session', base_first)]
+            rows += [('baseline after restart %d' % (i + 1), r) for i, r in enumerate(base_restarts)]
             rows += [('baseline cold %d' % (i + 1), c) for i, c in enumerate(base_cold)]
             rows += [('baseline warm %d' % (i + 1), w) for i, w in enumerate(base_warm)]
         for name, r in rows:
@@ -529,6 +541,8 @@ def main():
         if cold:
             print('%-34s %8.1f us %9.3f' % ('profd cold, median', cold_us, cold_us / perf['us']))
         print('%-34s %8.1f us %9.3f' % ('profd warm, median', warm_us, warm_us / perf['us']))
+        print('%-34s %8.1f us %9.3f' % ('profd after restart, median', restart_us,
+                                        restart_us / perf['us']))
         if base_cold:
             base_us = statistics.median(c['us'] for c in base_cold)
             print('%-34s %8.1f us %9.3f' % ('baseline cold, median', base_us, base_us / perf['us']))
@@ -541,7 +555,11 @@ def main():
         print('%-34s %8.1f us' % ('  perf report', perf['report_us']))
         print('profd collector (drain + unwind threads) per sample: first %.1f us, warm %.1f us'
               % (first['collector_us'], statistics.median(w['collector_us'] for w in warm)))
-        print('restart cold / warm = %.2f' % (restart['us'] / warm_us))
+        print('restart cold / warm = %.2f (medians)' % (restart_us / warm_us))
+        if base_restarts and base_warm:
+            print('baseline restart cold / warm = %.2f (medians)' % (
+                statistics.median(r['us'] for r in base_restarts) /
+                statistics.median(w['us'] for w in base_warm)))
         print('profd start-up CPU (once, before any session): first start %.1f ms, restart %.1f ms'
               % (startup * 1e3, restartup * 1e3))
 
