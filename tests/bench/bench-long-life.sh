@@ -3,7 +3,7 @@
 # bench-long-life.sh [SESSIONS [PROGRAMS]]: profd on a private bus runs SESSIONS
 # sessions (default 1000) over PROGRAMS copies (default 100) of many-functions,
 # each copy with a build-id of its own, once with SymbolCacheMaxBytes at 4 MiB
-# and once at 1 GiB (no eviction in practice), and prints profd's RSS as it
+# and once at 1 GiB, and prints the RSS of profd and of its unwinders as it
 # goes (bench-long-life). Environment: PROFD, MANY_FUNCTIONS_SOURCE, WORKLOADS_DIR,
 # CC, BENCH_LONG_LIFE, WORKLOAD_SPLIT, DAEMON_TEST_LIB.
 source "$DAEMON_TEST_LIB"
