@@ -25,10 +25,6 @@ BpfSampler *bpf_sampler_free(BpfSampler *s)
 	return NULL;
 }
 
-void bpf_sampler_freep(BpfSampler **s)
-{
-}
-
 int bpf_sampler_start(BpfSampler *s)
 {
 	return -EOPNOTSUPP;

@@ -116,11 +116,6 @@ BpfSampler *bpf_sampler_free(BpfSampler *s)
 	return NULL;
 }
 
-void bpf_sampler_freep(BpfSampler **s)
-{
-	bpf_sampler_free(*s);
-}
-
 /* The sampling event of every CPU: cpu-clock (or the named event) at hz, for one cgroup or all. */
 static int open_events(BpfSampler *s)
 {

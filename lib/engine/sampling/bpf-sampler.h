@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "metrics.h"
 #include "process-table.h"
 #include "profile.h"
@@ -47,7 +48,7 @@ int bpf_sampler_probe(void);
 int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options,
 		    const StackResolverOptions *resolver, BpfSampler **ret);
 BpfSampler *bpf_sampler_free(BpfSampler *s);
-void bpf_sampler_freep(BpfSampler **s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(BpfSampler *, bpf_sampler_free);
 
 int bpf_sampler_start(BpfSampler *s);
 int bpf_sampler_run(BpfSampler *s);

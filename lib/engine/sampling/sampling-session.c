@@ -179,11 +179,6 @@ SamplingSession *sampling_session_free(SamplingSession *s)
 	return NULL;
 }
 
-void sampling_session_freep(SamplingSession **s)
-{
-	sampling_session_free(*s);
-}
-
 static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 {
 	uint64_t max_duration = o->max_duration_nanos ? o->max_duration_nanos

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cleanup.h"
 #include "metrics.h"
 #include "perf-record.h"
 #include "perf-sample.h"
@@ -118,7 +119,7 @@ int sampling_event_check(const char *event);
  */
 int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSession **ret);
 SamplingSession *sampling_session_free(SamplingSession *s);
-void sampling_session_freep(SamplingSession **s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SamplingSession *, sampling_session_free);
 #define _cleanup_sampling_session_ __attribute__((cleanup(sampling_session_freep)))
 
 /* Hand the synthesized records to the sink, then enable the events: the window starts here. */
