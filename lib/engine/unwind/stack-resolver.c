@@ -311,17 +311,24 @@ static const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* A frame's function and module names, interned into the profile. */
+static int name_frame(Profile *p, const char *function, const char *module, ProfileFrame *f)
+{
+	int k;
+
+	k = profile_intern_string(p, function, &f->function);
+	if (k < 0)
+		return k;
+	return profile_intern_string(p, module, &f->module);
+}
+
 /* A frame nothing names: function "file+0xADDRESS" (f->address), module the file's path. */
 static int name_by_offset(Profile *p, const char *path, ProfileFrame *f)
 {
 	char name[256];
-	int k;
 
 	snprintf(name, sizeof(name), "%s+0x%" PRIx64, path_basename(path), f->address);
-	k = profile_intern_string(p, name, &f->function);
-	if (k < 0)
-		return k;
-	return profile_intern_string(p, path, &f->module);
+	return name_frame(p, name, path, f);
 }
 
 /*
@@ -416,10 +423,7 @@ static int resolve_jit_address(StackResolver *r, Profile *p, const ProcessMaps *
 	}
 	if (k < 0)
 		return k;
-	k = profile_intern_string(p, name, &f.function);
-	if (k < 0)
-		return k;
-	k = profile_intern_string(p, module, &f.module);
+	k = name_frame(p, name, module, &f);
 	if (k < 0)
 		return k;
 	return profile_intern_frame(p, &f, ret_id);
@@ -438,10 +442,7 @@ static int resolve_kernel_address(StackResolver *r, Profile *p, const ProcessMap
 	if (symbol_cache_kernel_symbols(r->cache, r->files, &ks) < 0 ||
 	    kernel_symbols_lookup(ks, addr, &name, &module, NULL) < 0)
 		return default_resolve_frame(NULL, p, maps, addr, true, ret_id);
-	k = profile_intern_string(p, name, &f.function);
-	if (k < 0)
-		return k;
-	k = profile_intern_string(p, module, &f.module);
+	k = name_frame(p, name, module, &f);
 	if (k < 0)
 		return k;
 	/* kallsyms names core kernel symbols with PROFILE_KERNEL_MODULE; modules are "[name]" */
@@ -785,10 +786,7 @@ static int name_late_jit(StackResolver *r)
 			module = perf_map_name(r->perf_map);
 		if (!module)
 			continue;
-		k = profile_intern_string(p, name, &f.function);
-		if (k < 0)
-			return k;
-		k = profile_intern_string(p, module, &f.module);
+		k = name_frame(p, name, module, &f);
 		if (k < 0)
 			return k;
 		/* compacted in place: entry n is no longer needed once read */
