@@ -296,10 +296,6 @@ static int collect_module(Dwfl_Module *mod, void **userdata, const char *name, D
 }
 
 /*
- * 'st' describes the file libdwfl reads (NULL: the vDSO, our own copy of what the kernel
- * maps into every process, the same for every caller).
- */
-/*
  * A module whose naming found no DWARF when it was made (module-naming.h) may
  * have a debug file now: a -dbgsym package installed since, a debuginfod
  * fetch completed. Names read with it belong to the module whose identity
@@ -329,6 +325,10 @@ static int use_debug_file_since(AddressSpace *s, Dwfl_Module *mod, const struct 
 	return 0;
 }
 
+/*
+ * 'st' describes the file libdwfl reads (NULL: the vDSO, our own copy of what the kernel
+ * maps into every process, the same for every caller).
+ */
 static int module_info_new(AddressSpace *s, Dwfl_Module *mod, const ProcessMaps *maps,
 			   const ProcessMapping *first, size_t n_mappings, const struct stat *st,
 			   uint64_t base, ModuleInfo **ret)
