@@ -347,66 +347,66 @@ static int add_reason(json_t *reasons, json_t *reason)
 	return json_array_append_new(reasons, reason) == 0 ? 0 : -ENOMEM;
 }
 
-/* A reason's facts beyond its hint: the copy to ask for, the state of a fetch. */
-static int reason_facts(json_t *reason, const QualityModule *m, UnwindEnd end, bool naming,
-			StackQualityFetch fetch)
+/* Why walks ended in 'm' with 'end'; a stack-copy end with the copy to ask for. NULL: ENOMEM. */
+static json_t *end_reason_json(const StackQuality *q, const QualityModule *m, UnwindEnd end,
+			       bool anonymous)
 {
+	json_t *why = reason_json(end_reason(end, anonymous), m->ended[end],
+				  end_hint(q, m, end, anonymous));
 	bool known;
 	uint64_t want;
 
-	if (!reason)
-		return -ENOMEM;
-	if (naming)
-		return json_object_set_new(reason, "debuginfod", m->build_id ? json_string(fetch_names[fetch])
-									  : json_null()) < 0 ? -ENOMEM : 0;
-	if (end != UNWIND_END_STACK_COPY)
-		return 0;
+	if (!why || end != UNWIND_END_STACK_COPY)
+		return why;
 	want = stack_copy_suggestion(m, &known);
-	if (json_object_set_new(reason, "stack_bytes", json_integer((json_int_t)want)) < 0 ||
-	    json_object_set_new(reason, "stack_bytes_known", json_boolean(known)) < 0)
-		return -ENOMEM;
-	return 0;
+	if (json_object_set_new(why, "stack_bytes", json_integer((json_int_t)want)) < 0 ||
+	    json_object_set_new(why, "stack_bytes_known", json_boolean(known)) < 0) {
+		json_decref(why);
+		return NULL;
+	}
+	return why;
+}
+
+/* Why frames of 'm' are unnamed; a module's with where debug info could come from. NULL: ENOMEM. */
+static json_t *naming_reason_json(const StackQuality *q, const QualityModule *m, bool anonymous,
+				  StackQualityFetchFn fetch, void *userdata)
+{
+	StackQualityFetch state;
+	json_t *why;
+
+	if (anonymous)
+		return reason_json("jit-without-map", m->unnamed, strdup(jit_hint(q->executable)));
+	state = m->build_id ? fetch_state(fetch, userdata, m->build_id) : STACK_QUALITY_FETCH_NOT_ASKED;
+	if (m->naming == STACK_QUALITY_NAMING_NONE)
+		why = reason_json("no-symbols", m->unnamed,
+				  debug_hint(m, "neither symbols nor debug info", state));
+	else
+		why = reason_json("no-debug-info", m->unnamed,
+				  debug_hint(m, "functions its symbol table does not list stay unnamed "
+						"without debug info", state));
+	if (why && json_object_set_new(why, "debuginfod", m->build_id ? json_string(fetch_names[state])
+								    : json_null()) < 0) {
+		json_decref(why);
+		return NULL;
+	}
+	return why;
 }
 
 static int module_json(const StackQuality *q, const QualityModule *m, StackQualityFetchFn fetch,
 		       void *userdata, json_t **ret)
 {
 	bool anonymous = strcmp(m->path, STACK_QUALITY_ANONYMOUS) == 0;
-	json_t *reasons = json_array(), *o, *why;
+	json_t *reasons = json_array(), *o;
 	uint64_t ended = 0;
 	int r = reasons ? 0 : -ENOMEM;
 
 	for (int e = 0; e < _UNWIND_END_MAX && r >= 0; e++) {
 		ended += m->ended[e];
-		if (m->ended[e] == 0)
-			continue;
-		why = reason_json(end_reason(e, anonymous), m->ended[e], end_hint(q, m, e, anonymous));
-		r = reason_facts(why, m, e, false, 0);
-		if (r >= 0)
-			r = add_reason(reasons, why);
-		else
-			json_decref(why);
+		if (m->ended[e] > 0)
+			r = add_reason(reasons, end_reason_json(q, m, e, anonymous));
 	}
-	if (m->unnamed > 0 && r >= 0) {
-		StackQualityFetch state = anonymous || !m->build_id
-						  ? STACK_QUALITY_FETCH_NOT_ASKED
-						  : fetch_state(fetch, userdata, m->build_id);
-
-		if (anonymous)
-			why = reason_json("jit-without-map", m->unnamed, strdup(jit_hint(q->executable)));
-		else if (m->naming == STACK_QUALITY_NAMING_NONE)
-			why = reason_json("no-symbols", m->unnamed,
-					  debug_hint(m, "neither symbols nor debug info", state));
-		else
-			why = reason_json("no-debug-info", m->unnamed,
-					  debug_hint(m, "functions its symbol table does not list stay "
-							"unnamed without debug info", state));
-		r = anonymous ? (why ? 0 : -ENOMEM) : reason_facts(why, m, 0, true, state);
-		if (r >= 0)
-			r = add_reason(reasons, why);
-		else
-			json_decref(why);
-	}
+	if (m->unnamed > 0 && r >= 0)
+		r = add_reason(reasons, naming_reason_json(q, m, anonymous, fetch, userdata));
 	if (r < 0) {
 		json_decref(reasons);
 		return r;
