@@ -183,28 +183,41 @@ static bool admit_all_but(void *userdata, uint32_t pid)
 	return pid != (uint32_t)*(const pid_t *)userdata;
 }
 
+/*
+ * Two split workloads in a new cgroup, running; o's target is the cgroup (returned, NULL
+ * on failure), admitting all but 'refused' (which must outlive the session).
+ */
+static SamplingTarget *cgroup_admit_start(CgroupFixture *cg, CollectorOptions *o,
+					  pid_t *ret_allowed, pid_t *refused)
+{
+	const char *split = env_path("WORKLOAD_SPLIT");
+	SamplingTarget *target = NULL;
+
+	cgroup_fixture_new(cg);
+	*ret_allowed = cgroup_fixture_spawn(cg, split, "300", "1", NULL);
+	*refused = cgroup_fixture_spawn(cg, split, "300", "1", NULL);
+	wait_threads(*ret_allowed, 1, "workload-split");
+	wait_threads(*refused, 1, "workload-split");
+	CHECK(sampling_target_new_cgroup(cg->name, &target) >= 0, "cgroup target %s", cg->name);
+	o->sampling.target = target;
+	o->sampling.admit = admit_all_but;
+	o->sampling.admit_userdata = refused;
+	return target;
+}
+
 static int test_cgroup_admit(void)
 {
 	_cleanup_(cgroup_fixture_done) CgroupFixture cg = {};
-	const char *split = env_path("WORKLOAD_SPLIT");
-	SamplingTarget *target = NULL;
+	SamplingTarget *target;
 	/* 60 s: a hang guard; the window ends once the admitted one ran 0.2 s (~40 samples) */
 	CollectorOptions o = { .sampling = { .hz = 199, .duration_nanos = 60 * NSEC } };
 	CpuCall window = { .fn = stop_collector, .cpu.nanos = NSEC / 5 };
 	pid_t allowed, refused;
 	Run run;
 
-	cgroup_fixture_new(&cg);
-	allowed = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
-	refused = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
-	wait_threads(allowed, 1, "workload-split");
-	wait_threads(refused, 1, "workload-split");
-	CHECK(sampling_target_new_cgroup(cg.name, &target) >= 0, "cgroup target %s", cg.name);
+	target = cgroup_admit_start(&cg, &o, &allowed, &refused);
 	if (!target)
 		return test_result();
-	o.sampling.target = target;
-	o.sampling.admit = admit_all_but;
-	o.sampling.admit_userdata = &refused;
 	if (run_start(&run, 0, &o) < 0)
 		return EXIT_FAILURE;
 	window.arg = run.collector;
@@ -311,7 +324,7 @@ static int test_cgroup_files(void)
 {
 	_cleanup_(cgroup_fixture_done) CgroupFixture cg = {};
 	const char *split = env_path("WORKLOAD_SPLIT");
-	SamplingTarget *target = NULL;
+	SamplingTarget *target;
 	CollectorOptions o = { .sampling = { .hz = 99, .duration_nanos = 60 * NSEC },
 			       .unwind_elsewhere = true };
 	TargetFileRequest req;
@@ -320,19 +333,11 @@ static int test_cgroup_files(void)
 	Collector *c = NULL;
 	int k;
 
-	cgroup_fixture_new(&cg);
-	allowed = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
-	refused = cgroup_fixture_spawn(&cg, split, "300", "1", NULL);
 	outside = spawn(split, "300", "1", NULL);
-	wait_threads(allowed, 1, "workload-split");
-	wait_threads(refused, 1, "workload-split");
 	wait_threads(outside, 1, "workload-split");
-	CHECK(sampling_target_new_cgroup(cg.name, &target) >= 0, "cgroup target %s", cg.name);
+	target = cgroup_admit_start(&cg, &o, &allowed, &refused);
 	if (!target)
 		return test_result();
-	o.sampling.target = target;
-	o.sampling.admit = admit_all_but;
-	o.sampling.admit_userdata = &refused;
 	k = collector_new(0, &o, &c);
 	CHECK(k >= 0, "a cgroup collector consumed elsewhere: %s", strerror(-k));
 	if (k < 0)
