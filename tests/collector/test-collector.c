@@ -88,6 +88,20 @@ static bool profile_has_function(const Profile *p, const char *prefix)
 	return false;
 }
 
+/* A collector of workload-split 'pid' once it runs one thread; NULL (and 'pid' reaped) on failure. */
+static Collector *new_split_collector(pid_t pid, const CollectorOptions *o)
+{
+	Collector *c = NULL;
+	int r;
+
+	wait_threads(pid, 1, "workload-split");
+	r = collector_new(pid, o, &c);
+	CHECK(r == 0, "new: %s", strerror(-r));
+	if (r < 0)
+		reap(pid);
+	return c;
+}
+
 static int test_busy_two_threads(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "3", "2", NULL);
@@ -133,19 +147,14 @@ static void stop_collector(void *collector)
 static int test_stop_from_thread(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "1", NULL);
-	_cleanup_collector_ Collector *c = NULL;
 	CollectorOptions o = { .sampling = { .hz = 999 } };
+	_cleanup_collector_ Collector *c = new_split_collector(pid, &o);
 	SamplingMetrics m;
 	DelayedCall stopper;
 	int r;
 
-	wait_threads(pid, 1, "workload-split");
-	r = collector_new(pid, &o, &c);
-	CHECK(r == 0, "new: %s", strerror(-r));
-	if (r < 0) {
-		reap(pid);
+	if (!c)
 		return test_result();
-	}
 	CHECK(collector_start(c) == 0, "start");
 	stopper = (DelayedCall){ .fn = stop_collector, .arg = c, .after_nanos = NSEC / 2 };
 	delayed_call_start(&stopper);
@@ -178,19 +187,14 @@ static int test_stop_before_start(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "1", NULL);
 	CollectorOptions o = { .sampling = { .hz = 999 } };
-	Collector *c = NULL;
+	Collector *c = new_split_collector(pid, &o);
 	_cleanup_profile_ Profile *p = NULL;
 	SamplingMetrics m;
 	int r;
 
-	wait_threads(pid, 1, "workload-split");
-	/* stopped, then started: the window closes at once */
-	r = collector_new(pid, &o, &c);
-	CHECK(r == 0, "new: %s", strerror(-r));
-	if (r < 0) {
-		reap(pid);
+	if (!c)
 		return test_result();
-	}
+	/* stopped, then started: the window closes at once */
 	collector_stop(c);
 	CHECK(collector_start(c) == 0, "start");
 	r = collector_wait(c);
@@ -241,11 +245,8 @@ static int test_target_exit_mid_drain(void)
 	slow_resolver_init(&slow, &o, 0, 4000);
 	slow.hold = process_gone;
 	slow.hold_userdata = &pid;
-	wait_threads(pid, 1, "workload-split");
-	r = collector_new(pid, &o, &c);
-	CHECK(r == 0, "new: %s", strerror(-r));
-	if (r < 0) {
-		reap(pid);
+	c = new_split_collector(pid, &o);
+	if (!c) {
 		frame_cache_free(slow.cache);
 		return test_result();
 	}
