@@ -16,14 +16,7 @@ EOC
 start_bus
 start_profd
 
-spawn_workload 2 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 2
-nobody_target=$SPAWNED
-spawn_workload 2 "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 300 2
-other_target=$SPAWNED
-
-a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 120000000)
-b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 120000000)
-[[ -n $a && -n $b ]] || fail "the sessions did not start"
+two_users_sessions 120000000
 wait_until 30 sampled "$a" || fail "uid $NOBODY's session took no sample"
 wait_until 30 sampled "$b" || fail "uid $OTHER's session took no sample"
 wait_until 30 has_unwinder $NOBODY || fail "no unwinder for uid $NOBODY"

@@ -18,15 +18,7 @@ start_bus
 start_profd
 profd_pid=$PROFD_PID
 
-spawn_workload 2 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 2
-nobody_target=$SPAWNED
-spawn_workload 2 "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 300 2
-other_target=$SPAWNED
-
-# both users at once, 999 Hz on two busy threads each
-a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 3000000)
-b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 3000000)
-[[ -n $a && -n $b ]] || fail "the sessions did not start"
+two_users_sessions 3000000
 wait_until 30 has_unwinder $OTHER || fail "no unwinder started for uid $OTHER"
 for uid in $NOBODY $OTHER; do
 	p=$(unwinder_pid $uid)

@@ -29,6 +29,19 @@ session_as() {
 		"$1" "$2" "$3" 1 kernel b false | awk '{ print $3 }' | tr -d '"'
 }
 
+# two_users_sessions DURATION_USEC: uid NOBODY and uid OTHER each profile their own
+# workload-split (two busy threads) at 999 Hz at once; sets nobody_target, other_target and
+# the sessions a (NOBODY's) and b (OTHER's)
+two_users_sessions() {
+	spawn_workload 2 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 2
+	nobody_target=$SPAWNED
+	spawn_workload 2 "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 300 2
+	other_target=$SPAWNED
+	a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 "$1")
+	b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 "$1")
+	[[ -n $a && -n $b ]] || fail "the sessions did not start"
+}
+
 # lost_nothing SESSION: it lost no sample and no record, by every count its metrics keep
 # (samples_dropped, which sums the ring's LOST samples, throttling and the backlog's cap,
 # and those parts, and the side-band and other records that name the samples)
