@@ -30,8 +30,17 @@
 #define TARGET_UID 65534
 #define OTHER_UID 1234
 
-/* A child that drops to TARGET_UID and waits to be killed. */
-static pid_t spawn_target(void)
+static void kill_target(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/*
+ * A child that runs setup(arg) as root (when given), drops to TARGET_UID and waits to be
+ * killed; -1 when it could not.
+ */
+static pid_t spawn_target(int (*setup)(const char *arg), const char *arg)
 {
 	int pipefd[2];
 	pid_t pid;
@@ -41,27 +50,32 @@ static pid_t spawn_target(void)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		if (setresgid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
-		    setresuid(TARGET_UID, TARGET_UID, TARGET_UID) < 0)
-			_exit(1);
-		if (write(pipefd[1], "x", 1) != 1)
+		if ((setup && setup(arg) < 0) || setresgid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
+		    setresuid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 || write(pipefd[1], "x", 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
 	}
 	close(pipefd[1]);
-	if (pid < 0 || read(pipefd[0], &c, 1) != 1) {
-		close(pipefd[0]);
-		return -1;
+	if (pid > 0 && read(pipefd[0], &c, 1) != 1) {
+		kill_target(pid);
+		pid = -1;
 	}
 	close(pipefd[0]);
 	return pid;
 }
 
-static void kill_target(pid_t pid)
+/* spawn_target() setups: map a page of 'path'; live in the root 'path' */
+static int map_file(const char *path)
 {
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 || mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED ? -1 : 0;
+}
+
+static int enter_root(const char *path)
+{
+	return chroot(path) < 0 || chdir("/") < 0 ? -1 : 0;
 }
 
 static int open_kind(TargetFileKind kind, pid_t pid, uint64_t address, const char *name,
@@ -93,7 +107,7 @@ static void expect_error(int r, int error, const char *what)
 /* The perf map: only a regular file of the target's uid or root, not too big. */
 static void test_perf_map(void)
 {
-	pid_t pid = spawn_target();
+	pid_t pid = spawn_target(NULL, NULL);
 	char path[64];
 	int fd;
 
@@ -278,10 +292,9 @@ static void test_debuglink_readable(void)
 		{ "grouped.debug", 0, 0640, -EPERM },
 		{ "own.debug", TARGET_UID, 0600, 0 },
 	};
-	int pipefd[2], fd;
+	int fd;
 	uint64_t address;
 	pid_t pid;
-	char c;
 
 	CHECK(mkdtemp(dir) && chmod(dir, 0755) == 0, "mkdtemp: %m");
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
@@ -293,22 +306,8 @@ static void test_debuglink_readable(void)
 	}
 	/* the target maps the world-readable one, as it may map /etc/passwd */
 	snprintf(path, sizeof(path), "%s/public.debug", dir);
-	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe: %m");
-	pid = fork();
-	if (pid == 0) {
-		int f = open(path, O_RDONLY | O_CLOEXEC);
-
-		if (f < 0 || setresgid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
-		    setresuid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
-		    mmap(NULL, 4096, PROT_READ, MAP_SHARED, f, 0) == MAP_FAILED ||
-		    write(pipefd[1], "x", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(pipefd[1]);
-	CHECK(pid > 0 && read(pipefd[0], &c, 1) == 1, "cannot start the target");
-	close(pipefd[0]);
+	pid = spawn_target(map_file, path);
+	CHECK(pid > 0, "cannot start the target");
 	if (pid > 0) {
 		address = mapping_of(pid, path);
 		CHECK(address != 0, "the target does not map %s", path);
@@ -337,27 +336,15 @@ static void test_debuglink_readable(void)
 static void test_perf_map_in_root(void)
 {
 	char dir[] = "/tmp/profd-target-root-XXXXXX", jail[64], outside[64], link[80], path[128];
-	int pipefd[2], fd;
+	int fd;
 	pid_t pid;
-	char c;
 
 	CHECK(mkdtemp(dir) && chmod(dir, 0755) == 0, "mkdtemp: %m");
 	snprintf(jail, sizeof(jail), "%s/jail", dir);
 	snprintf(outside, sizeof(outside), "%s/outside", dir);
 	CHECK(mkdir(jail, 0755) == 0 && mkdir(outside, 0755) == 0, "mkdir: %m");
-	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe: %m");
-	pid = fork();
-	if (pid == 0) {
-		if (chroot(jail) < 0 || chdir("/") < 0 ||
-		    setresgid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 ||
-		    setresuid(TARGET_UID, TARGET_UID, TARGET_UID) < 0 || write(pipefd[1], "x", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(pipefd[1]);
-	CHECK(pid > 0 && read(pipefd[0], &c, 1) == 1, "cannot start the target");
-	close(pipefd[0]);
+	pid = spawn_target(enter_root, jail);
+	CHECK(pid > 0, "cannot start the target");
 	if (pid > 0) {
 		/* its /tmp links to an absolute path, which names a map in our root */
 		snprintf(link, sizeof(link), "%s/tmp", jail);
