@@ -16,9 +16,8 @@
 #include "cleanup.h"
 #include "export.h"
 #include "fold.h"
-#include "sampling-session.h"
-#include "stack-resolver.h"
 #include "test-util.h"
+#include "unwind-harness.h"
 
 static uint64_t inclusive_count(const Folding *f, const char *name)
 {
@@ -37,25 +36,16 @@ static uint64_t inclusive_count(const Folding *f, const char *name)
 
 static int record(pid_t pid, Profile **ret)
 {
-	_cleanup_(stack_resolver_freep) StackResolver *resolver = NULL;
-	_cleanup_sampling_session_ SamplingSession *session = NULL;
-	StackResolverOptions ro = { .mode = STACK_UNWIND_DWARF, .kernel = true };
-	SamplingOptions so = { .hz = 499, .duration_nanos = 1000000000ULL };
+	const HarnessRun run = { .hz = 499, .seconds = 1, .kernel = true };
+	HarnessResult res;
 	int r;
 
-	r = stack_resolver_new(&ro, &resolver);
+	r = harness_profile(pid, &run, &res);
 	if (r < 0)
 		return r;
-	so.resolve = stack_resolver_resolve;
-	so.resolve_userdata = resolver;
-	r = sampling_session_new(pid, &so, &session);
-	if (r < 0)
-		return r;
-	r = sampling_session_run(session);
-	if (r < 0)
-		return r;
-	*ret = sampling_session_steal_profile(session);
-	return *ret ? 0 : -ENOMEM;
+	*ret = TAKE_PTR(res.profile);
+	harness_result_done(&res);
+	return 0;
 }
 
 int main(int argc, char **argv)
