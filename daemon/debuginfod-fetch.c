@@ -184,7 +184,8 @@ StackQualityFetch debuginfod_fetch_state(DebuginfodFetch *f, const char *build_i
 	pthread_mutex_lock(&f->lock);
 	e = find_entry_locked(f, build_id);
 	if (e)
-		state = e->state == FETCH_FAILED ? STACK_QUALITY_FETCH_FAILED : STACK_QUALITY_FETCH_PENDING;
+		state = e->state == FETCH_FAILED ? STACK_QUALITY_FETCH_FAILED
+						 : STACK_QUALITY_FETCH_PENDING;
 	pthread_mutex_unlock(&f->lock);
 	return state;
 }

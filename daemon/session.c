@@ -309,7 +309,7 @@ static StackQualityFetch session_fetch_state(void *userdata, const char *build_i
 	return debuginfod_fetch_state(userdata, build_id);
 }
 
-/* The final metrics, with the stack-quality report (when the session has one) as "stack_quality". */
+/* The final metrics, with the session's stack-quality report (if any) as "stack_quality". */
 static int session_format_final_metrics(Session *s, json_t **ret_quality)
 {
 	Manager *m = s->manager;

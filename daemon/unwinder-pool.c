@@ -207,7 +207,7 @@ static bool is_memfd(int fd)
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_GET_SEALS) >= 0;
 }
 
-/* RESULT's second memfd: the stack-quality counts, read within their cap, checked by the collector. */
+/* RESULT's second memfd: the stack-quality counts, read within their cap, then checked. */
 static int take_quality(Collector *c, int fd)
 {
 	_cleanup_free_ char *data = NULL;

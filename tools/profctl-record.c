@@ -351,7 +351,8 @@ static bool wants_record(const RecordArgs *a)
 
 /* Write the outputs of one kind (the run record, or the rest); stops at the first failure. */
 static int write_outputs(const RecordArgs *a, FILE **out, bool records, Collector *c,
-			 const Profile *profile, const RunProfile *record, const json_t *metrics_extra)
+			 const Profile *profile, const RunProfile *record,
+			 const json_t *metrics_extra)
 {
 	int k = 0;
 

@@ -393,8 +393,8 @@ static int quality_memfd(HelperSession *s)
 	_cleanup_close_ int fd = -1;
 	size_t size;
 
-	if (!s->resolver || stack_quality_to_wire(stack_resolver_get_quality(s->resolver), &wire,
-						  &size) < 0)
+	if (!s->resolver ||
+	    stack_quality_to_wire(stack_resolver_get_quality(s->resolver), &wire, &size) < 0)
 		return -1;
 	fd = memfd_create("profd-stack-quality", MFD_CLOEXEC);
 	if (fd < 0 || write_all(fd, wire, size) < 0)
@@ -432,7 +432,8 @@ static int finish_session(Unwinder *u, HelperSession *s)
 	malloc_trim(0);
 	if (r < 0)
 		return send_stats(u, &stats, -1);
-	return unwinder_send(u->sock, &stats, sizeof(stats), (int[]){ fd, quality }, quality >= 0 ? 2 : 1);
+	return unwinder_send(u->sock, &stats, sizeof(stats), (int[]){ fd, quality },
+			     quality >= 0 ? 2 : 1);
 }
 
 /* One turn of a session: take what its backlog holds, up to STEP_RECORDS. */

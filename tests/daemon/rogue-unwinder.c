@@ -42,8 +42,9 @@ static uint32_t owner_of(uint64_t session)
 /* A report of the right shape that claims a trillion samples. */
 static int hostile_report(void)
 {
-	static const char report[] = "{\"samples\":1000000000000,\"with_unnamed\":0,\"unnamed_leaf\":0,"
-				     "\"ended_early\":0,\"continued\":0,\"executable\":null,\"modules\":[]}";
+	static const char report[] =
+	    "{\"samples\":1000000000000,\"with_unnamed\":0,\"unnamed_leaf\":0,"
+	    "\"ended_early\":0,\"continued\":0,\"executable\":null,\"modules\":[]}";
 	int fd = memfd_create("rogue-report", MFD_CLOEXEC);
 
 	if (fd < 0 || write(fd, report, sizeof(report) - 1) != (ssize_t)(sizeof(report) - 1))
@@ -108,7 +109,8 @@ int main(void)
 	}
 	close(sv[1]);
 	for (;;) {
-		struct pollfd p[2] = { { .fd = PROFD_FD, .events = POLLIN }, { .fd = sv[0], .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = PROFD_FD, .events = POLLIN },
+				       { .fd = sv[0], .events = POLLIN } };
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)

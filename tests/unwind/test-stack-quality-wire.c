@@ -101,7 +101,10 @@ static void set(json_t *o, const char *key, json_t *v)
 	json_object_set_new(o, key, v);
 }
 
-static void m_samples_over(json_t *w, json_t *m) { set(w, "samples", json_integer(MAX_SAMPLES + 1)); }
+static void m_samples_over(json_t *w, json_t *m)
+{
+	set(w, "samples", json_integer(MAX_SAMPLES + 1));
+}
 static void m_negative(json_t *w, json_t *m) { set(m, "unnamed", json_integer(-1)); }
 static void m_fraction(json_t *w, json_t *m) { set(w, "ended_early", json_real(1.5)); }
 static void m_string_count(json_t *w, json_t *m) { set(m, "continued", json_string("1")); }
@@ -117,7 +120,10 @@ static void m_build_id_path(json_t *w, json_t *m) { set(m, "build_id", json_stri
 static void m_build_id_upper(json_t *w, json_t *m) { set(m, "build_id", json_string("ABCD")); }
 static void m_build_id_odd(json_t *w, json_t *m) { set(m, "build_id", json_string("abc")); }
 static void m_naming(json_t *w, json_t *m) { set(m, "naming", json_string("bogus")); }
-static void m_ended_short(json_t *w, json_t *m) { json_array_remove(json_object_get(m, "ended"), 0); }
+static void m_ended_short(json_t *w, json_t *m)
+{
+	json_array_remove(json_object_get(m, "ended"), 1);
+}
 static void m_ended_complete(json_t *w, json_t *m)
 {
 	json_array_set_new(json_object_get(m, "ended"), UNWIND_END_COMPLETE, json_integer(1));
@@ -125,7 +131,9 @@ static void m_ended_complete(json_t *w, json_t *m)
 static void m_ended_sum(json_t *w, json_t *m)
 {
 	/* each below the cap, together above it */
-	json_array_set_new(json_object_get(m, "ended"), UNWIND_END_DEPTH, json_integer(MAX_SAMPLES));
+	json_t *ended = json_object_get(m, "ended");
+
+	json_array_set_new(ended, UNWIND_END_DEPTH, json_integer(MAX_SAMPLES));
 }
 static void m_stack_needed(json_t *w, json_t *m) { set(m, "stack_needed", json_integer(1 << 20)); }
 static void m_stack_unknown(json_t *w, json_t *m) { set(m, "stack_unknown", json_integer(41)); }

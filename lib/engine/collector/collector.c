@@ -1053,7 +1053,10 @@ int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *u
 	if (!collector_is_finished(c))
 		return -ENODATA;
 	/* finished: nothing changes them any more */
-	q = c->elsewhere ? c->quality : c->resolver ? stack_resolver_get_quality(c->resolver) : NULL;
+	if (c->elsewhere)
+		q = c->quality;
+	else
+		q = c->resolver ? stack_resolver_get_quality(c->resolver) : NULL;
 	if (!q)
 		return -ENODATA;
 	return stack_quality_to_json(q, fetch, userdata, ret);

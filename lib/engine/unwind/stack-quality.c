@@ -206,13 +206,16 @@ static const char *const fetch_hints[_STACK_QUALITY_FETCH_MAX] = {
 	[STACK_QUALITY_FETCH_NOT_ASKED] = "; the debuginfod servers were not asked for it",
 	[STACK_QUALITY_FETCH_PENDING] = "; its debuginfod fetch is under way: later sessions will "
 					"have the names",
-	[STACK_QUALITY_FETCH_FAILED] = "; the debuginfod servers had no debug info for this build-id "
-				       "(or the fetch failed)",
-	[STACK_QUALITY_FETCH_FETCHED] = "; debuginfod has it now: later sessions will have the names",
+	[STACK_QUALITY_FETCH_FAILED] =
+	    "; the debuginfod servers had no debug info for this build-id "
+	    "(or the fetch failed)",
+	[STACK_QUALITY_FETCH_FETCHED] =
+	    "; debuginfod has it now: later sessions will have the names",
 };
 
 /* What fetches there are when the caller does not say: none in this process. */
-static StackQualityFetch fetch_state(StackQualityFetchFn fetch, void *userdata, const char *build_id)
+static StackQualityFetch fetch_state(StackQualityFetchFn fetch, void *userdata,
+				     const char *build_id)
 {
 	const char *urls;
 	StackQualityFetch state;
@@ -229,10 +232,15 @@ static char *debug_hint(const QualityModule *m, const char *what, StackQualityFe
 {
 	char *s;
 
-	if (!m->build_id)
-		return asprintf(&s, "%s (no build-id: neither debuginfod nor a build-id path can find "
-				"its debug file): install its debug package (find the package with "
-				"`dpkg -S %s`)", what, m->path) < 0 ? NULL : s;
+	if (!m->build_id) {
+		if (asprintf(&s,
+			     "%s (no build-id: neither debuginfod nor a build-id path can find "
+			     "its debug file): install its debug package (find the package with "
+			     "`dpkg -S %s`)",
+			     what, m->path) < 0)
+			return NULL;
+		return s;
+	}
 	if (asprintf(&s,
 		     "%s (build-id %s): install its debug package (find the package with `dpkg -S "
 		     "%s`; Debian's debug packages are named PACKAGE-dbgsym)%s",
@@ -254,7 +262,8 @@ static uint64_t stack_copy_suggestion(const QualityModule *m, bool *ret_known)
 
 	if (want > STACK_BYTES_MAX && m->stack_needed <= STACK_BYTES_MAX)
 		want = STACK_BYTES_MAX;
-	*ret_known = m->stack_unknown * 10 <= ends && m->stack_needed > 0 && want <= STACK_BYTES_MAX;
+	*ret_known = m->stack_unknown * 10 <= ends && m->stack_needed > 0 &&
+		     want <= STACK_BYTES_MAX;
 	return *ret_known ? want : STACK_BYTES_MAX;
 }
 
@@ -271,11 +280,12 @@ static char *stack_copy_hint(const QualityModule *m)
 			     " would have held these stacks (%" PRIu64 " of %" PRIu64
 			     " of known depth)", want, ends - m->stack_unknown, ends);
 	else
-		r = asprintf(&s,
-			     "the stack copy is too small: try --stack-bytes %" PRIu64 " (the largest), or "
-			     "build with -fno-omit-frame-pointer so the frame-pointer chain finishes "
-			     "deeper stacks (or use --backend perf-fp)",
-			     want);
+		r = asprintf(
+		    &s,
+		    "the stack copy is too small: try --stack-bytes %" PRIu64 " (the largest), or "
+		    "build with -fno-omit-frame-pointer so the frame-pointer chain finishes "
+		    "deeper stacks (or use --backend perf-fp)",
+		    want);
 	return r < 0 ? NULL : s;
 }
 
@@ -376,16 +386,21 @@ static json_t *naming_reason_json(const StackQuality *q, const QualityModule *m,
 
 	if (anonymous)
 		return reason_json("jit-without-map", m->unnamed, strdup(jit_hint(q->executable)));
-	state = m->build_id ? fetch_state(fetch, userdata, m->build_id) : STACK_QUALITY_FETCH_NOT_ASKED;
+	state = m->build_id ? fetch_state(fetch, userdata, m->build_id)
+			    : STACK_QUALITY_FETCH_NOT_ASKED;
 	if (m->naming == STACK_QUALITY_NAMING_NONE)
 		why = reason_json("no-symbols", m->unnamed,
 				  debug_hint(m, "neither symbols nor debug info", state));
 	else
-		why = reason_json("no-debug-info", m->unnamed,
-				  debug_hint(m, "functions its symbol table does not list stay unnamed "
-						"without debug info", state));
-	if (why && json_object_set_new(why, "debuginfod", m->build_id ? json_string(fetch_names[state])
-								    : json_null()) < 0) {
+		why = reason_json(
+		    "no-debug-info", m->unnamed,
+		    debug_hint(m,
+			       "functions its symbol table does not list stay unnamed "
+			       "without debug info",
+			       state));
+	if (why &&
+	    json_object_set_new(why, "debuginfod",
+				m->build_id ? json_string(fetch_names[state]) : json_null()) < 0) {
 		json_decref(why);
 		return NULL;
 	}
@@ -496,8 +511,10 @@ int stack_quality_to_json(const StackQuality *q, StackQualityFetchFn fetch, void
 /* ---- the wire: the counts from the unwinder to profd ---- */
 
 static const char *const naming_names[] = {
-	[STACK_QUALITY_NAMING_UNKNOWN] = "unknown", [STACK_QUALITY_NAMING_NONE] = "none",
-	[STACK_QUALITY_NAMING_SYMBOLS] = "symbols", [STACK_QUALITY_NAMING_DWARF] = "dwarf",
+	[STACK_QUALITY_NAMING_UNKNOWN] = "unknown",
+	[STACK_QUALITY_NAMING_NONE] = "none",
+	[STACK_QUALITY_NAMING_SYMBOLS] = "symbols",
+	[STACK_QUALITY_NAMING_DWARF] = "dwarf",
 };
 
 static json_t *module_wire(const QualityModule *m)
@@ -512,9 +529,10 @@ static json_t *module_wire(const QualityModule *m)
 	if (!ended)
 		return NULL;
 	return json_pack("{s:s, s:s?, s:s, s:o, s:I, s:I, s:I, s:I}", "path", m->path, "build_id",
-			 m->build_id, "naming", naming_names[m->naming], "ended", ended, "continued",
-			 (json_int_t)m->continued, "unnamed", (json_int_t)m->unnamed, "stack_needed",
-			 (json_int_t)m->stack_needed, "stack_unknown", (json_int_t)m->stack_unknown);
+			 m->build_id, "naming", naming_names[m->naming], "ended", ended,
+			 "continued", (json_int_t)m->continued, "unnamed", (json_int_t)m->unnamed,
+			 "stack_needed", (json_int_t)m->stack_needed, "stack_unknown",
+			 (json_int_t)m->stack_unknown);
 }
 
 int stack_quality_to_wire(const StackQuality *q, char **ret, size_t *ret_size)
@@ -649,8 +667,7 @@ static int module_from_wire(StackQuality *q, const json_t *o, uint64_t max)
 	return 0;
 }
 
-int stack_quality_from_wire(const char *data, size_t size, uint64_t max_samples,
-			    StackQuality **ret)
+int stack_quality_from_wire(const char *data, size_t size, uint64_t max_samples, StackQuality **ret)
 {
 	_cleanup_(json_decrefp) json_t *o = NULL;
 	_cleanup_(stack_quality_freep) StackQuality *q = NULL;
@@ -736,7 +753,8 @@ int stack_quality_print(const json_t *report, FILE *out)
 			fputs("  ", out);
 			print_visible(json_string_value(json_object_get(m, "module")) ?: "?", out);
 			fprintf(out, ": %.0f%% of samples, ", percent(n, samples));
-			print_visible(json_string_value(json_object_get(why, "reason")) ?: "?", out);
+			print_visible(json_string_value(json_object_get(why, "reason")) ?: "?",
+				      out);
 			fputs(": ", out);
 			print_visible(hint ?: "", out);
 			fputc('\n', out);

@@ -832,8 +832,8 @@ static void classify_naming(StackResolver *r)
 		if (dwfl_module_getdwarf(mod, &bias))
 			stack_quality_set_naming(r->quality, i, STACK_QUALITY_NAMING_DWARF);
 		else
-			stack_quality_set_naming(r->quality, i,
-						 defines_functions(mod) ? STACK_QUALITY_NAMING_SYMBOLS
+			stack_quality_set_naming(r->quality, i, defines_functions(mod)
+									? STACK_QUALITY_NAMING_SYMBOLS
 									: STACK_QUALITY_NAMING_NONE);
 	}
 }
