@@ -66,6 +66,7 @@ struct Unwinder {
 	int sock;
 	SymbolCache *symbols; /* this uid's: shared by its sessions only */
 	SymbolCacheStore store; /* on disk, through profd: this uid's directory only */
+	uint64_t cache_max_bytes; /* the operator's cap, as the last SESSION_START said */
 	HelperSession *sessions[SESSIONS_MAX];
 	size_t n_sessions;
 	Stashed *stash, **stash_tail;
@@ -349,7 +350,8 @@ static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, 
 	}
 	/* the operator's cap, as profd has it now; evicts at once what is over it */
 	if (m->cache_max_bytes > 0)
-		symbol_cache_set_max_bytes(u->symbols, m->cache_max_bytes);
+		u->cache_max_bytes = m->cache_max_bytes;
+	symbol_cache_set_max_bytes(u->symbols, u->cache_max_bytes);
 	s->unwinder = u;
 	s->id = m->session;
 	s->stack_bytes = m->stack_bytes;
@@ -402,6 +404,27 @@ static int quality_memfd(HelperSession *s)
 	return TAKE_FD(fd);
 }
 
+/*
+ * A module is charged its names, unwind table and debug sections, not what libdw
+ * builds from them as it names (DIE trees, line tables: twice as much again for a
+ * program of many functions). What the heap really holds keeps the cap: over it,
+ * the cache's own cap is lowered in proportion, evicting the least recently used
+ * modules, until the next session starts. This process is single-threaded: its
+ * heap is the cache's and its sessions'.
+ */
+static void keep_heap_within_cap(Unwinder *u)
+{
+	struct mallinfo2 mi = mallinfo2();
+	uint64_t heap = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+	SymbolCacheStats stats;
+
+	symbol_cache_get_stats(u->symbols, &stats);
+	if (heap > u->cache_max_bytes && stats.bytes > 0)
+		symbol_cache_set_max_bytes(
+			u->symbols,
+			(uint64_t)((unsigned __int128)u->cache_max_bytes * stats.bytes / heap));
+}
+
 /* The session's backlog is closed and taken: its profile goes back to profd in a memfd. */
 static int finish_session(Unwinder *u, HelperSession *s)
 {
@@ -428,7 +451,8 @@ static int finish_session(Unwinder *u, HelperSession *s)
 	/* its modules are saved (STORE_SAVE) as they are unpinned: before the result, so a
 	 * session that profd calls done has its names on disk */
 	remove_session(u, s);
-	/* what the resolver freed goes back to the system, not to this uid's next session */
+	keep_heap_within_cap(u);
+	/* what the resolver and the evictions freed goes back to the system */
 	malloc_trim(0);
 	if (r < 0)
 		return send_stats(u, &stats, -1);
@@ -601,7 +625,7 @@ static int serve_loop(Unwinder *u)
 
 int unwinder_serve(int sock)
 {
-	Unwinder u = { .sock = sock };
+	Unwinder u = { .sock = sock, .cache_max_bytes = SYMBOL_CACHE_DEFAULT_MAX_BYTES };
 	Stashed *st;
 	int r;
 

@@ -5,16 +5,20 @@
 # each copy with a build-id of its own, once with SymbolCacheMaxBytes at 4 MiB
 # and once at 1 GiB, and prints the RSS of profd and of its unwinders as it
 # goes (bench-long-life). Environment: PROFD, MANY_FUNCTIONS_SOURCE, WORKLOADS_DIR,
-# CC, BENCH_LONG_LIFE, WORKLOAD_SPLIT, DAEMON_TEST_LIB.
+# CC, BENCH_LONG_LIFE, WORKLOAD_SPLIT, DAEMON_TEST_LIB; CAPS (the SymbolCacheMaxBytes
+# values to run, default "4194304 1073741824"), MANY_FUNCTIONS (a many-functions built
+# before: its compile takes minutes on a loaded machine).
 source "$DAEMON_TEST_LIB"
 sessions=${1:-1000}
 programs=${2:-100}
 
 mkdir "$T/bin"
 # built here, as the workloads are (-O2, debug info, no frame pointers), only when this runs
-MANY_FUNCTIONS=$T/many-functions
-"${CC:-cc}" -O2 -g -fomit-frame-pointer -I"$WORKLOADS_DIR" -o "$MANY_FUNCTIONS" \
-	"$MANY_FUNCTIONS_SOURCE" || fail "cannot build $MANY_FUNCTIONS_SOURCE"
+if [[ -z ${MANY_FUNCTIONS:-} ]]; then
+	MANY_FUNCTIONS=$T/many-functions
+	"${CC:-cc}" -O2 -g -fomit-frame-pointer -I"$WORKLOADS_DIR" -o "$MANY_FUNCTIONS" \
+		"$MANY_FUNCTIONS_SOURCE" || fail "cannot build $MANY_FUNCTIONS_SOURCE"
+fi
 build_id=$(readelf -n "$MANY_FUNCTIONS" | awk '/Build ID/ { print $3 }')
 python3 - "$MANY_FUNCTIONS" "$build_id" "$programs" "$T/bin" <<'PY'
 import hashlib, os, sys
@@ -28,7 +32,7 @@ for i in range(n):
     os.chmod(copy, 0o755)
 PY
 start_bus
-for cap in $((4 << 20)) $((1 << 30)); do
+for cap in ${CAPS:-$((4 << 20)) $((1 << 30))}; do
 	printf 'SymbolCacheMaxBytes=%d\nMaxRuns=64\n' $cap >"$T/profd.conf"
 	rm -rf "$T/state"
 	start_profd
