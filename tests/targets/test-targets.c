@@ -419,6 +419,61 @@ static int test_cgroup_files(void)
 	return test_result();
 }
 
+static bool unrecorded_sampled(void *userdata)
+{
+	SamplingMetrics m;
+
+	collector_get_metrics(userdata, &m);
+	return m.samples_unrecorded > 0;
+}
+
+/*
+ * A cgroup consumed elsewhere keeps the mappings of so many processes for
+ * when they are gone (here 64, a loaded machine forks slowly); one that starts
+ * 200 short-lived ones and then a busy one: the processes past the cap are
+ * counted, and the busy one's samples, which a consumer may not be able to
+ * name once it is gone, as theirs.
+ */
+static int test_cgroup_many(void)
+{
+	_cleanup_(cgroup_fixture_done) CgroupFixture cg = {};
+	SamplingTarget *target = NULL;
+	CollectorOptions o = { .sampling = { .hz = 199, .duration_nanos = 60 * NSEC },
+			       .unwind_elsewhere = true, .max_recorded_processes = 64 };
+	SamplingMetrics m;
+	Collector *c = NULL;
+	int k;
+
+	cgroup_fixture_new(&cg);
+	CHECK(sampling_target_new_cgroup(cg.name, &target) >= 0, "cgroup target %s", cg.name);
+	if (!target)
+		return test_result();
+	o.sampling.target = target;
+	k = collector_new(0, &o, &c);
+	if (k >= 0)
+		k = collector_start(c);
+	CHECK(k >= 0, "a cgroup collector consumed elsewhere: %s", strerror(-k));
+	if (k < 0)
+		return test_result();
+	(void)cgroup_fixture_spawn(&cg, "/bin/bash", "-c",
+				   "for ((i = 0; i < 200; i++)); do (:); done; \"$0\" 300 1 & wait",
+				   env_path("WORKLOAD_SPLIT"), NULL);
+	CHECK(test_wait_until(120, unrecorded_sampled, c), "no sample of a process past the cap");
+	collector_stop(c);
+	k = collector_consumer_done(c, &(ProfileBuilderStats){ 0 }, 0, false, 0, 0);
+	CHECK(k == 0, "consumer_done: %s", strerror(-k));
+	CHECK(collector_wait(c) == 0, "collector_wait");
+	collector_get_metrics(c, &m);
+	print_metrics(&m);
+	/* 200 + the shell + the busy one, less the 64 kept */
+	CHECK(m.processes_unrecorded >= 1 && m.processes_unrecorded <= 202 - 64,
+	      "%" PRIu64 " processes unrecorded", m.processes_unrecorded);
+	CHECK(m.samples_unrecorded >= 1, "%" PRIu64 " samples unrecorded", m.samples_unrecorded);
+	collector_free(c);
+	sampling_target_free(target);
+	return test_result();
+}
+
 /*
  * An idle machine may run nothing but the two workloads: both of them, each under
  * its own process, is what shows every process is covered.
@@ -527,6 +582,7 @@ int main(int argc, char **argv)
 		{ "cgroup", test_cgroup },
 		{ "cgroup-admit", test_cgroup_admit },
 		{ "cgroup-files", test_cgroup_files },
+		{ "cgroup-many", test_cgroup_many },
 		{ "system", test_system },
 		{ "system-perf-dwarf", test_system_perf_dwarf },
 		{ "pid-bpf", test_pid_bpf },

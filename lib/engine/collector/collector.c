@@ -25,17 +25,12 @@
 #include "process-table.h"
 #include "profile-builder.h"
 #include "target-file-cache.h"
+#include "tid-set.h"
 #include "recorded-files.h"
 #include "time-util.h"
 
 /* The default cap absorbs a one-second unwind stall at this rate on every CPU. */
 #define BACKLOG_DEFAULT_HZ 999U
-/*
- * Processes whose mappings a session unwound elsewhere keeps for when they are
- * gone (a few KiB each): a cgroup that forks without end cannot grow profd's
- * memory without end; later processes are named only while they run.
- */
-#define RECORDED_PROCESSES_MAX 4096U
 /* Records the unwinder must not miss (mappings, names) may use this last part; samples not. */
 #define BACKLOG_RESERVE_DIVISOR 16
 
@@ -62,6 +57,10 @@ struct Collector {
 	 * recorded_lock): files of a process gone before the consumer asked for them */
 	ProcessTable *recorded;
 	pthread_mutex_t recorded_lock;
+	/* processes past RECORDED_PROCESSES_MAX (recorded_lock), and their samples (atomic) */
+	TidSet unrecorded;
+	uint64_t n_unrecorded, samples_unrecorded;
+	uint32_t max_recorded; /* later processes are named only while they run */
 	ProfileBuilder *builder;      /* NULL when the backlog is consumed elsewhere */
 	BacklogConsumer *consumer;
 	Backlog *backlog;
@@ -144,7 +143,7 @@ static void collector_note_mapping(Collector *c, const PerfRecordMmap2 *m)
 	(void)target_file_cache_note_mapping(c->file_cache, m->pid, &mapping);
 }
 
-/* Keep what a record says of a process's mappings, up to RECORDED_PROCESSES_MAX processes. */
+/* Keep what a record says of a process's mappings, up to max_recorded processes. */
 static void collector_record_process(Collector *c, const PerfRecord *rec)
 {
 	uint32_t pid;
@@ -166,9 +165,25 @@ static void collector_record_process(Collector *c, const PerfRecord *rec)
 	pthread_mutex_lock(&c->recorded_lock);
 	/* a table that cannot grow only misses files of processes that exit early */
 	if (process_table_find(c->recorded, pid) ||
-	    process_table_size(c->recorded) < RECORDED_PROCESSES_MAX)
+	    process_table_size(c->recorded) < c->max_recorded)
 		(void)process_table_apply(c->recorded, rec);
+	else if (tid_set_add(&c->unrecorded, pid) > 0) /* counted, with its samples */
+		__atomic_store_n(&c->n_unrecorded, c->unrecorded.count, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->recorded_lock);
+}
+
+/* A sample of a process past the cap: it may be unnamed once the process is gone. */
+static void collector_count_unrecorded(Collector *c, uint32_t pid)
+{
+	bool unrecorded;
+
+	if (__atomic_load_n(&c->n_unrecorded, __ATOMIC_RELAXED) == 0)
+		return;
+	pthread_mutex_lock(&c->recorded_lock);
+	unrecorded = tid_set_contains(&c->unrecorded, pid);
+	pthread_mutex_unlock(&c->recorded_lock);
+	if (unrecorded)
+		__atomic_add_fetch(&c->samples_unrecorded, 1, __ATOMIC_RELAXED);
 }
 
 /* SamplingRecordFn: everything the session keeps goes to the backlog. */
@@ -180,7 +195,9 @@ static int collector_push(void *userdata, const struct perf_event_header *raw, c
 		collector_note_mapping(c, &rec->mmap2);
 	if (rec->type == PERF_RECORD_COMM && rec->comm.exec)
 		__atomic_store_n(&c->target_execed, true, __ATOMIC_RELAXED);
-	if (c->recorded)
+	if (c->recorded && rec->type == PERF_RECORD_SAMPLE)
+		collector_count_unrecorded(c, rec->sample.pid);
+	else if (c->recorded)
 		collector_record_process(c, rec);
 
 	return backlog_push(c->backlog, raw,
@@ -379,6 +396,7 @@ Collector *collector_free(Collector *c)
 	stack_resolver_free(c->resolver);
 	target_file_cache_free(c->file_cache);
 	process_table_free(c->recorded);
+	tid_set_clear(&c->unrecorded);
 	pthread_mutex_destroy(&c->recorded_lock);
 	profile_builder_free(c->builder);
 	backlog_free(c->backlog);
@@ -588,6 +606,7 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 		c->admit = so.admit;
 		c->admit_userdata = so.admit_userdata;
 		if (c->elsewhere) {
+			c->max_recorded = options->max_recorded_processes ?: COLLECTOR_RECORDED_PROCESSES_MAX;
 			r = process_table_new(&c->recorded);
 			if (r < 0)
 				return r;
@@ -759,6 +778,8 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret)
 	m.backlog_bytes = backlog_get_size(c->backlog);
 	m.backlog_peak_bytes = c->backlog_peak;
 	m.consumer_throttled_nanos = c->consumer_throttled_nanos;
+	m.processes_unrecorded = __atomic_load_n(&c->n_unrecorded, __ATOMIC_RELAXED);
+	m.samples_unrecorded = __atomic_load_n(&c->samples_unrecorded, __ATOMIC_RELAXED);
 	if (c->finished) {
 		/* what the profile holds: the drain's count less what the cut-off discarded */
 		m.samples_captured = c->built.samples;

@@ -66,7 +66,16 @@ typedef struct CollectorOptions {
 	 * (collector_open_target_file()) and reports its end (collector_consumer_done()).
 	 */
 	bool unwind_elsewhere;
+	/*
+	 * ... then the processes whose mapping records are kept for when they are
+	 * gone (0: COLLECTOR_RECORDED_PROCESSES_MAX); later ones are counted
+	 * (metrics.processes_unrecorded, samples_unrecorded).
+	 */
+	uint32_t max_recorded_processes;
 } CollectorOptions;
+
+/* A few KiB each: a cgroup that forks without end cannot grow profd's memory without end. */
+#define COLLECTOR_RECORDED_PROCESSES_MAX 4096U
 
 typedef struct Collector Collector;
 

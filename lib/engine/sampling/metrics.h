@@ -71,6 +71,12 @@ typedef struct SamplingMetrics {
 	/* multi-process targets */
 	uint64_t processes_seen;     /* distinct processes with at least one kept sample */
 	uint64_t processes_excluded; /* processes left out by the access rules */
+	/*
+	 * Processes past the cap on those whose mappings are kept for when they
+	 * are gone (files of a user's cgroup, unwound elsewhere), and their
+	 * samples: named only while the process runs.
+	 */
+	uint64_t processes_unrecorded, samples_unrecorded;
 	uint64_t samples_excluded;   /* their samples, counted and thrown away */
 	uint64_t side_band_lost;     /* MMAP2/COMM/FORK/EXIT records the kernel could not write */
 	/* bpf */
