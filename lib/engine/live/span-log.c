@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 
 /* Records copied out of the shared memory at once, before their slot's head is read again. */
@@ -142,20 +143,15 @@ static bool to_profd_time(const SpanRingReader *r, uint64_t t, uint64_t now_ns, 
 static int log_interval(SpanRingReader *r, const SpanInterval *in)
 {
 	SpanLog *log = r->log;
+	int k;
 
 	if (log->stats.spans >= r->o.max_spans) {
 		log->stats.spans_over_limit++;
 		return 0;
 	}
-	if (log->n_intervals == log->allocated) {
-		size_t n = log->allocated ? log->allocated * 2 : 4096;
-		SpanInterval *a = reallocarray(log->intervals, n, sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		log->intervals = a;
-		log->allocated = n;
-	}
+	k = ARRAY_RESERVE(log->intervals, log->allocated, log->n_intervals + 1, 4096);
+	if (k < 0)
+		return k;
 	log->intervals[log->n_intervals++] = *in;
 	log->stats.spans++;
 	return 0;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hex.h"
 #include "io-util.h"
@@ -53,20 +54,14 @@ typedef struct TableHeader {
 
 static int names_add(KernelSymbols *k, const char *s, size_t len, uint32_t *ret)
 {
-	if (k->names_size + len + 1 > k->names_allocated) {
-		size_t n = k->names_allocated ? k->names_allocated * 2 : 1 << 20;
-		char *a;
+	int r;
 
-		while (n < k->names_size + len + 1)
-			n *= 2;
-		if (n > UINT32_MAX)
-			return -E2BIG;
-		a = realloc(k->names, n);
-		if (!a)
-			return -ENOMEM;
-		k->names = a;
-		k->names_allocated = n;
-	}
+	/* offsets into the names are 32-bit */
+	if (k->names_size + len + 1 > UINT32_MAX)
+		return -E2BIG;
+	r = ARRAY_RESERVE(k->names, k->names_allocated, k->names_size + len + 1, 1 << 20);
+	if (r < 0)
+		return r;
 	memcpy(k->names + k->names_size, s, len);
 	k->names[k->names_size + len] = '\0';
 	*ret = (uint32_t)k->names_size;
@@ -108,15 +103,9 @@ static int add_line(KernelSymbols *k, char *line)
 	r = names_add(k, name, strlen(name), &name_off);
 	if (r < 0)
 		return r;
-	if (k->n_symbols == k->allocated) {
-		size_t n = k->allocated ? k->allocated * 2 : 65536;
-		KernelSymbol *a = reallocarray(k->symbols, n, sizeof(KernelSymbol));
-
-		if (!a)
-			return -ENOMEM;
-		k->symbols = a;
-		k->allocated = n;
-	}
+	r = ARRAY_RESERVE(k->symbols, k->allocated, k->n_symbols + 1, 65536);
+	if (r < 0)
+		return r;
 	k->symbols[k->n_symbols++] = (KernelSymbol){ addr, name_off, module_off };
 	return 0;
 }

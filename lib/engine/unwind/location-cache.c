@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hash.h"
 
@@ -107,18 +108,9 @@ int location_cache_put(LocationCache *c, uint64_t addr, const uint32_t *ids, uin
 	r = grow_slots(c);
 	if (r < 0)
 		return r;
-	if (c->n_ids + n > c->ids_allocated) {
-		size_t a = c->ids_allocated ? c->ids_allocated * 2 : 16384;
-		uint32_t *p;
-
-		while (a < c->n_ids + n)
-			a *= 2;
-		p = reallocarray(c->ids, a, sizeof(uint32_t));
-		if (!p)
-			return -ENOMEM;
-		c->ids = p;
-		c->ids_allocated = a;
-	}
+	r = ARRAY_RESERVE(c->ids, c->ids_allocated, c->n_ids + n, 16384);
+	if (r < 0)
+		return r;
 	for (i = slot_of(c, addr); c->slots[i].addr; i = (i + 1) & c->mask)
 		if (c->slots[i].addr == addr)
 			return 0;

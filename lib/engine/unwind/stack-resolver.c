@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "address-space.h"
+#include "array.h"
 #include "cleanup.h"
 #include "default-resolver.h"
 #include "dwarf-unwind.h"
@@ -198,20 +199,7 @@ static void decide_cache_state(StackResolver *r, const ProcessMaps *maps)
 
 static int reserve_ids(StackResolver *r, size_t n)
 {
-	size_t a;
-	uint32_t *p;
-
-	if (n <= r->ids_allocated)
-		return 0;
-	a = r->ids_allocated ? r->ids_allocated * 2 : 4 * (size_t)r->max_depth;
-	while (a < n)
-		a *= 2;
-	p = reallocarray(r->ids, a, sizeof(uint32_t));
-	if (!p)
-		return -ENOMEM;
-	r->ids = p;
-	r->ids_allocated = a;
-	return 0;
+	return ARRAY_RESERVE(r->ids, r->ids_allocated, n, 4 * (size_t)r->max_depth);
 }
 
 /* The lowest mapped code file: the executable (PIE and non-PIE ones load below the mmap area). */
@@ -484,19 +472,13 @@ static int mark_unnamed(StackResolver *r, uint32_t frame, const char *module, co
 /* JIT frames to name at the end; a bounded list (a JIT without any map would fill it). */
 static int remember_unnamed_jit(StackResolver *r, uint32_t frame)
 {
-	uint32_t *a;
-	size_t n;
+	int k;
 
-	if (r->n_unnamed_jit == r->unnamed_jit_allocated) {
-		if (r->n_unnamed_jit >= UNNAMED_JIT_MAX)
-			return 0;
-		n = r->unnamed_jit_allocated ? r->unnamed_jit_allocated * 2 : 64;
-		a = reallocarray(r->unnamed_jit, n, sizeof(uint32_t));
-		if (!a)
-			return -ENOMEM;
-		r->unnamed_jit = a;
-		r->unnamed_jit_allocated = n;
-	}
+	if (r->n_unnamed_jit >= UNNAMED_JIT_MAX)
+		return 0;
+	k = ARRAY_RESERVE(r->unnamed_jit, r->unnamed_jit_allocated, r->n_unnamed_jit + 1, 64);
+	if (k < 0)
+		return k;
 	r->unnamed_jit[r->n_unnamed_jit++] = frame;
 	return 0;
 }
