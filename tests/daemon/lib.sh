@@ -61,9 +61,10 @@ ok() {
 }
 
 # start_bus: a private dbus-daemon on $BUS; a test may write its own configuration to
-# $T/bus.conf first, otherwise it is a session bus with BUS_LIMITS (e.g.
-# '<limit name="max_message_size">65536</limit>') and the rules in BUS_POLICY, by default
-# allowing everything
+# $T/bus.conf first, otherwise it is a bus of BUS_TYPE (session) with BUS_LIMITS (e.g.
+# '<limit name="max_message_size">65536</limit>'), the rules in BUS_POLICY, by default
+# allowing everything, and then BUS_INCLUDES (e.g. '<include>FILE</include>')
+BUS_TYPE=session
 BUS_POLICY='<allow user="*"/>
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
@@ -73,13 +74,14 @@ start_bus() {
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
-  <type>session</type>
+  <type>$BUS_TYPE</type>
   <listen>$BUS</listen>
   <auth>EXTERNAL</auth>
   ${BUS_LIMITS:-}
   <policy context="default">
     $BUS_POLICY
   </policy>
+  ${BUS_INCLUDES:-}
 </busconfig>
 EOC
 	dbus-daemon --config-file="$T/bus.conf" --nofork --print-address=3 3>"$T/bus.address" \

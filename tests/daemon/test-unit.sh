@@ -33,15 +33,8 @@ grep -qx 'Name=org.profd.Profiler1' "$PROFD_ACTIVATION" || fail "activation file
 ok "unit hardening and activation file"
 
 # a bus that, like the system bus, denies owning and calling unless allowed
-cat >"$T/bus.conf" <<EOC
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>$BUS</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
+BUS_TYPE=system
+BUS_POLICY='<allow user="*"/>
     <deny own="*"/>
     <deny send_type="method_call"/>
     <allow send_type="signal"/>
@@ -53,11 +46,8 @@ cat >"$T/bus.conf" <<EOC
     <allow receive_type="signal"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <include>$PROFD_BUS_POLICY</include>
-</busconfig>
-EOC
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>'
+BUS_INCLUDES="<include>$PROFD_BUS_POLICY</include>"
 start_bus
 
 mkdir -p "$T/nobody-state"
