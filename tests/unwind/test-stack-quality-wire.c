@@ -94,6 +94,50 @@ static void test_round_trip(void)
 	      "counts above the samples given accepted");
 }
 
+/*
+ * A file's name may be any bytes: the unwinder sends what a person may be
+ * shown (no control characters, valid UTF-8), so an odd name of the user's
+ * own never fails the session at profd's checks.
+ */
+static void test_odd_names(void)
+{
+	static const struct {
+		const char *path, *shown;
+	} names[] = {
+		{ "/tmp/a\nb", "/tmp/a?b" },
+		{ "/tmp/\033[2Jx", "/tmp/?[2Jx" },
+		{ "/tmp/\xc2\x9b" "2J", "/tmp/??2J" },       /* C1 CSI */
+		{ "/tmp/\xff\xfe", "/tmp/??" },              /* no UTF-8 */
+		{ "/tmp/\xe0\x80\xaf", "/tmp/???" },        /* overlong '/' */
+		{ "/tmp/caf\xc3\xa9", "/tmp/caf\xc3\xa9" }, /* UTF-8 stays */
+		{ "/tmp/\xf0\x9f\x94\xa5", "/tmp/\xf0\x9f\x94\xa5" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		_cleanup_(stack_quality_freep) StackQuality *q = NULL, *back = NULL;
+		_cleanup_free_ char *wire = NULL;
+		json_t *report = NULL;
+		uint32_t index;
+		size_t size;
+		int r;
+
+		if (stack_quality_new(&q) < 0 || stack_quality_module(q, names[i].path, NULL, &index) < 0)
+			abort();
+		stack_quality_add_end(q, index, UNWIND_END_NO_CFI, false, false, 0);
+		r = stack_quality_to_wire(q, &wire, &size);
+		if (r == 0)
+			r = stack_quality_from_wire(wire, size, 1, &back);
+		if (r == 0)
+			r = stack_quality_to_json(back, NULL, NULL, &report);
+		CHECK(r == 0, "name %zu: %s", i, strerror(-r));
+		CHECK(r < 0 || strcmp(json_string_value(json_object_get(json_array_get(
+					      json_object_get(report, "modules"), 0), "module")),
+				      names[i].shown) == 0,
+		      "name %zu is not shown as '%s'", i, names[i].shown);
+		json_decref(report);
+	}
+}
+
 typedef void (*MutateFn)(json_t *wire, json_t *module);
 
 static void set(json_t *o, const char *key, json_t *v)
@@ -113,6 +157,7 @@ static void m_unknown_module_key(json_t *w, json_t *m) { set(m, "hint", json_str
 static void m_missing_key(json_t *w, json_t *m) { json_object_del(w, "unnamed_leaf"); }
 static void m_escape_path(json_t *w, json_t *m) { set(m, "path", json_string("/bin/\033[2Jx")); }
 static void m_newline_path(json_t *w, json_t *m) { set(m, "path", json_string("/bin/a\nb")); }
+static void m_c1_path(json_t *w, json_t *m) { set(m, "path", json_string("/bin/\xc2\x9b" "2J")); }
 static void m_nul_path(json_t *w, json_t *m) { set(m, "path", json_stringn("/bin/a\0b", 8)); }
 static void m_empty_path(json_t *w, json_t *m) { set(m, "path", json_string("")); }
 static void m_path_number(json_t *w, json_t *m) { set(m, "path", json_integer(1)); }
@@ -183,6 +228,7 @@ int main(void)
 		{ "a terminal escape in a path", m_escape_path },
 		{ "a newline in a path", m_newline_path },
 		{ "a NUL in a path", m_nul_path },
+		{ "a C1 control (CSI) in a path", m_c1_path },
 		{ "an empty path", m_empty_path },
 		{ "a path that is a number", m_path_number },
 		{ "a build-id that is a path", m_build_id_path },
@@ -205,6 +251,7 @@ int main(void)
 	_cleanup_free_ char *big = NULL, *deep = NULL;
 
 	test_round_trip();
+	test_odd_names();
 	if (!base)
 		abort();
 	{
@@ -244,7 +291,7 @@ int main(void)
 	test_text(deep, 4000, "2000 nested arrays");
 	json_decref(base);
 	if (failures == 0)
-		printf("ok - %zu hostile messages refused, a valid one round-trips\n",
+		printf("ok - %zu hostile messages refused; valid ones and odd file names round-trip\n",
 		       sizeof(cases) / sizeof(cases[0]) + 6);
 	return failures ? 1 : 0;
 }

@@ -19,6 +19,7 @@
 
 typedef struct QualityModule {
 	char *path;
+	char *shown; /* the path as a person is shown it (visible_copy()) */
 	char *build_id;
 	uint64_t ended[_UNWIND_END_MAX]; /* walks that ended here, by why */
 	uint64_t continued;              /* ... that the frame-pointer chain carried on */
@@ -52,6 +53,7 @@ StackQuality *stack_quality_free(StackQuality *q)
 		return NULL;
 	for (uint32_t i = 0; i < q->n_modules; i++) {
 		free(q->modules[i].path);
+		free(q->modules[i].shown);
 		free(q->modules[i].build_id);
 	}
 	free(q->modules);
@@ -65,9 +67,63 @@ void stack_quality_freep(StackQuality **q)
 	stack_quality_free(*q);
 }
 
+/*
+ * A file's name is any bytes; a report holds UTF-8 without control characters
+ * (C1 included: U+009B is a terminal's CSI), so that it can be JSON, be shown
+ * on a terminal, and pass profd's checks: anything else becomes '?'.
+ */
+static size_t utf8_length(unsigned lead)
+{
+	if (lead < 0x80)
+		return 1;
+	if (lead >= 0xc2 && lead <= 0xdf)
+		return 2;
+	if (lead >= 0xe0 && lead <= 0xef)
+		return 3;
+	if (lead >= 0xf0 && lead <= 0xf4)
+		return 4;
+	return 0; /* a continuation byte, or a lead byte UTF-8 never uses */
+}
+
+static char *visible_copy(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *copy = malloc(n + 1);
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (!copy)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		unsigned c = u[i];
+		size_t len = utf8_length(c);
+		bool valid = len > 0 && i + len <= n;
+
+		/* continuation bytes, and no overlong form, surrogate or code point past U+10FFFF */
+		for (size_t k = 1; valid && k < len; k++)
+			valid = (u[i + k] & 0xc0) == 0x80;
+		if (valid && len > 1) {
+			unsigned d = u[i + 1];
+
+			valid = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d > 0x9f) &&
+				!(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d > 0x8f) &&
+				!(c == 0xc2 && d < 0xa0);
+		}
+		if (!valid || c < 0x20 || c == 0x7f) {
+			copy[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(copy + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	copy[o] = '\0';
+	return copy;
+}
+
 int stack_quality_set_executable(StackQuality *q, const char *path)
 {
-	char *copy = strdup(path);
+	char *copy = visible_copy(path);
 
 	if (!copy)
 		return -ENOMEM;
@@ -92,9 +148,12 @@ int stack_quality_module(StackQuality *q, const char *path, const char *build_id
 		return -ENOMEM;
 	q->modules = a;
 	m = &q->modules[q->n_modules];
-	*m = (QualityModule){ .path = strdup(path), .build_id = build_id ? strdup(build_id) : NULL };
-	if (!m->path || (build_id && !m->build_id)) {
+	*m = (QualityModule){ .path = strdup(path),
+			      .shown = visible_copy(path),
+			      .build_id = build_id ? strdup(build_id) : NULL };
+	if (!m->path || !m->shown || (build_id && !m->build_id)) {
 		free(m->path);
+		free(m->shown);
 		free(m->build_id);
 		return -ENOMEM;
 	}
@@ -237,14 +296,14 @@ static char *debug_hint(const QualityModule *m, const char *what, StackQualityFe
 			     "%s (no build-id: neither debuginfod nor a build-id path can find "
 			     "its debug file): install its debug package (find the package with "
 			     "`dpkg -S %s`)",
-			     what, m->path) < 0)
+			     what, m->shown) < 0)
 			return NULL;
 		return s;
 	}
 	if (asprintf(&s,
 		     "%s (build-id %s): install its debug package (find the package with `dpkg -S "
 		     "%s`; Debian's debug packages are named PACKAGE-dbgsym)%s",
-		     what, m->build_id, m->path, fetch_hints[fetch]) < 0)
+		     what, m->build_id, m->shown, fetch_hints[fetch]) < 0)
 		return NULL;
 	return s;
 }
@@ -426,7 +485,7 @@ static int module_json(const StackQuality *q, const QualityModule *m, StackQuali
 		json_decref(reasons);
 		return r;
 	}
-	o = json_pack("{s:s, s:s?, s:I, s:I, s:o}", "module", m->path, "build_id", m->build_id,
+	o = json_pack("{s:s, s:s?, s:I, s:I, s:o}", "module", m->shown, "build_id", m->build_id,
 		      "samples_ended_here", (json_int_t)ended, "samples_unnamed_here",
 		      (json_int_t)m->unnamed, "reasons", reasons);
 	if (!o)
@@ -528,7 +587,7 @@ static json_t *module_wire(const QualityModule *m)
 		}
 	if (!ended)
 		return NULL;
-	return json_pack("{s:s, s:s?, s:s, s:o, s:I, s:I, s:I, s:I}", "path", m->path, "build_id",
+	return json_pack("{s:s, s:s?, s:s, s:o, s:I, s:I, s:I, s:I}", "path", m->shown, "build_id",
 			 m->build_id, "naming", naming_names[m->naming], "ended", ended,
 			 "continued", (json_int_t)m->continued, "unnamed", (json_int_t)m->unnamed,
 			 "stack_needed", (json_int_t)m->stack_needed, "stack_unknown",
@@ -604,8 +663,10 @@ static int wire_name(const json_t *v, size_t max, bool nullable, const char **re
 	n = json_string_length(v);
 	if (n == 0 || n > max || strlen(s) != n)
 		return -EBADMSG;
+	/* jansson checked the UTF-8; control characters, C1 (U+0080..U+009F) too, are refused */
 	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f ||
+		    ((unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] < 0xa0))
 			return -EBADMSG;
 	*ret = s;
 	return 0;
