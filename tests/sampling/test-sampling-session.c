@@ -67,7 +67,7 @@ static uint64_t thread_count_in_profile(const Profile *p)
 	return n;
 }
 
-static void test_busy_two_threads(void)
+static int test_busy_two_threads(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "3", "2", NULL);
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
@@ -80,7 +80,7 @@ static void test_busy_two_threads(void)
 	r = sampling_session_new(pid, &o, &s);
 	CHECK(r == 0, "sampling_session_new: %s", strerror(-r));
 	if (r < 0)
-		return;
+		return test_result();
 	cpu_before = target_cpu_nanos(pid);
 	r = sampling_session_run(s);
 	CHECK(r == 0, "run: %s", strerror(-r));
@@ -112,9 +112,10 @@ static void test_busy_two_threads(void)
 			CHECK(false, "sample %zu has an empty stack", i);
 			break;
 		}
+	return test_result();
 }
 
-static void test_late_thread(void)
+static int test_late_thread(void)
 {
 	/*
 	 * Held before its exec until the session runs: its second thread, 1.5 s into the
@@ -140,7 +141,7 @@ static void test_late_thread(void)
 	reap(pid);
 	CHECK(r == 0, "run: %s", strerror(-r));
 	if (!s)
-		return;
+		return test_result();
 	sampling_session_get_metrics(s, &m);
 	print_metrics(&m);
 	CHECK(m.threads_at_start == 1, "threads_at_start %llu", (unsigned long long)m.threads_at_start);
@@ -148,9 +149,10 @@ static void test_late_thread(void)
 	      (unsigned long long)m.threads_seen);
 	CHECK(sampling_session_get_profile(s)->n_threads >= 2, "profile names %u threads",
 	      sampling_session_get_profile(s)->n_threads);
+	return test_result();
 }
 
-static void test_stop(void)
+static int test_stop(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "1", NULL);
 	SamplingOptions o = { .hz = 999 };
@@ -180,9 +182,10 @@ static void test_stop(void)
 	CHECK(m.samples_captured > 0 && m.samples_captured <= m.duration_nanos * 999 / NSEC + 10,
 	      "captured %llu in %llu ns", (unsigned long long)m.samples_captured,
 	      (unsigned long long)m.duration_nanos);
+	return test_result();
 }
 
-static void test_clamp_hz(void)
+static int test_clamp_hz(void)
 {
 	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "30", NULL);
 	SamplingOptions o = { .hz = 1000000 };
@@ -199,9 +202,10 @@ static void test_clamp_hz(void)
 	CHECK(m.requested_hz == 1000000, "requested_hz %u", m.requested_hz);
 	CHECK(m.clamped, "not clamped");
 	CHECK(m.period_nanos == 1000000000ULL / m.hz, "period %llu", (unsigned long long)m.period_nanos);
+	return test_result();
 }
 
-static void test_clamp_duration(void)
+static int test_clamp_duration(void)
 {
 	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "30", NULL);
 	SamplingOptions o = { .duration_nanos = 3600 * NSEC };
@@ -232,9 +236,10 @@ static void test_clamp_duration(void)
 	/* the target sleeps 30 s: before that (and "duration") means the 0.5 s ceiling ended it */
 	CHECK(m.duration_nanos >= NSEC / 2 && m.duration_nanos < 30 * NSEC,
 	      "duration %llu", (unsigned long long)m.duration_nanos);
+	return test_result();
 }
 
-static void test_buffer_full(void)
+static int test_buffer_full(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "20", "1", NULL);
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
@@ -268,9 +273,10 @@ static void test_buffer_full(void)
 	r = run_session(getpid(), &o, NSEC / 5, &m, NULL);
 	CHECK(r == 0 && m.ring_capacity == 20, "r %d capacity %llu", r,
 	      (unsigned long long)m.ring_capacity);
+	return test_result();
 }
 
-static void test_no_such_process(void)
+static int test_no_such_process(void)
 {
 	SamplingSession *s = NULL;
 	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "0", NULL);
@@ -283,10 +289,11 @@ static void test_no_such_process(void)
 	CHECK(s == NULL, "session returned on failure");
 	r = sampling_session_new(0, NULL, &s);
 	CHECK(r == -ESRCH, "pid 0: got %d", r);
+	return test_result();
 }
 
 /* A collector that does not drain: the kernel drops samples and says so in LOST records. */
-static void test_lost(void)
+static int test_lost(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "30", "1", NULL);
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
@@ -305,7 +312,7 @@ static void test_lost(void)
 	CHECK(r == 0, "new: %s", strerror(-r));
 	if (r < 0) {
 		reap(pid);
-		return;
+		return test_result();
 	}
 	CHECK(sampling_session_start(s) == 0, "start");
 	/*
@@ -332,10 +339,11 @@ static void test_lost(void)
 	CHECK(m.samples_dropped >= m.lost_samples, "dropped %llu", (unsigned long long)m.samples_dropped);
 	CHECK(sampling_metrics_fidelity(&m) < 1.0, "fidelity %f", sampling_metrics_fidelity(&m));
 	CHECK(m.samples_captured > 0, "nothing kept");
+	return test_result();
 }
 
 /* A thread id stands for its whole process. */
-static void test_thread_id(void)
+static int test_thread_id(void)
 {
 	/* outlives the window however late a loaded machine starts it */
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "10", "2", NULL), tid = 0;
@@ -362,9 +370,10 @@ static void test_thread_id(void)
 	CHECK(m.threads_at_start == 2, "threads_at_start %llu", (unsigned long long)m.threads_at_start);
 	CHECK(m.samples_captured > 0 && m.threads_seen == 2, "captured %llu seen %llu",
 	      (unsigned long long)m.samples_captured, (unsigned long long)m.threads_seen);
+	return test_result();
 }
 
-static void test_target_exits(void)
+static int test_target_exits(void)
 {
 	/* it exits (is killed) once it ran 0.5 s in the session, however long that takes */
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "300", "1", NULL);
@@ -380,7 +389,7 @@ static void test_target_exits(void)
 	CHECK(r == 0, "new: %s", strerror(-r));
 	if (r < 0) {
 		reap(pid);
-		return;
+		return test_result();
 	}
 	/* what the target ran before the window is not the session's to sample */
 	cpu = target_cpu_nanos(pid);
@@ -399,9 +408,10 @@ static void test_target_exits(void)
 	expected = cpu * 999 / NSEC;
 	CHECK(m.samples_captured * 10 >= expected * 8, "captured %llu of %llu",
 	      (unsigned long long)m.samples_captured, (unsigned long long)expected);
+	return test_result();
 }
 
-static void test_idle(void)
+static int test_idle(void)
 {
 	pid_t pid = spawn(env_path("SLEEP_PROGRAM"), "30", NULL);
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
@@ -421,9 +431,10 @@ static void test_idle(void)
 	/* the thread is named from /proc even without samples */
 	CHECK(sampling_session_get_profile(s)->n_threads == 1, "n_threads %u",
 	      sampling_session_get_profile(s)->n_threads);
+	return test_result();
 }
 
-static void test_events_and_backends(void)
+static int test_events_and_backends(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "3", "1", NULL);
 	SamplingSession *s = NULL;
@@ -462,10 +473,11 @@ static void test_events_and_backends(void)
 	CHECK(r == 0 && strcmp(m.backend, "perf-dwarf") == 0 && m.stack_bytes == 4096,
 	      "auto: r %d backend %s stack_bytes %u", r, m.backend, m.stack_bytes);
 	reap(pid);
+	return test_result();
 }
 
 /* A library dlopen'ed mid-session reaches the process model through MMAP2. */
-static void test_mmap_tracking(void)
+static int test_mmap_tracking(void)
 {
 	const char *plugin = env_path("WORKLOAD_PLUGIN");
 	/* the dlopen comes 1.2 s in: the session started well before, however loaded the machine */
@@ -499,9 +511,10 @@ static void test_mmap_tracking(void)
 	CHECK(sampled, "no frame attributed to the plugin");
 	CHECK(thread_count_in_profile(p) == 1, "threads %llu",
 	      (unsigned long long)thread_count_in_profile(p));
+	return test_result();
 }
 
-static void test_metrics_json(void)
+static int test_metrics_json(void)
 {
 	SamplingMetrics m = {
 		.samples_captured = 90, .samples_dropped = 10, .threads_seen = 1,
@@ -522,34 +535,27 @@ static void test_metrics_json(void)
 		      json_is_null(json_object_get(o, "pause_nanos_method")),
 	      "json: %s", s);
 	json_decref(o);
+	return test_result();
 }
-
-static const struct {
-	const char *name;
-	void (*run)(void);
-} cases[] = {
-	{ "busy-two-threads", test_busy_two_threads },
-	{ "late-thread", test_late_thread },
-	{ "stop", test_stop },
-	{ "clamp-hz", test_clamp_hz },
-	{ "clamp-duration", test_clamp_duration },
-	{ "buffer-full", test_buffer_full },
-	{ "no-such-process", test_no_such_process },
-	{ "target-exits", test_target_exits },
-	{ "thread-id", test_thread_id },
-	{ "lost", test_lost },
-	{ "idle", test_idle },
-	{ "events-and-backends", test_events_and_backends },
-	{ "mmap-tracking", test_mmap_tracking },
-	{ "metrics-json", test_metrics_json },
-};
 
 int main(int argc, char **argv)
 {
-	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-		if (argc < 2 || strcmp(argv[1], cases[i].name) == 0) {
-			fprintf(stderr, "== %s\n", cases[i].name);
-			cases[i].run();
-		}
-	return test_result();
+	static const TestCase cases[] = {
+		{ "busy-two-threads", test_busy_two_threads },
+		{ "late-thread", test_late_thread },
+		{ "stop", test_stop },
+		{ "clamp-hz", test_clamp_hz },
+		{ "clamp-duration", test_clamp_duration },
+		{ "buffer-full", test_buffer_full },
+		{ "no-such-process", test_no_such_process },
+		{ "target-exits", test_target_exits },
+		{ "thread-id", test_thread_id },
+		{ "lost", test_lost },
+		{ "idle", test_idle },
+		{ "events-and-backends", test_events_and_backends },
+		{ "mmap-tracking", test_mmap_tracking },
+		{ "metrics-json", test_metrics_json },
+	};
+
+	return test_run_case(argc, argv, cases, ELEMENTSOF(cases));
 }
