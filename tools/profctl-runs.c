@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "json-number.h"
 #include "profctl-bus.h"
 #include "profctl.h"
 #include "table.h"
@@ -38,11 +39,11 @@ static int read_page(sd_bus_message *reply, Table *table, json_t *array, uint64_
 		snprintf(wall, sizeof(wall), "%.3fs", (double)wall_ns / 1e9);
 		format_usec(finished_usec, finished, sizeof(finished));
 		if (table_add_row(table, (const char *const[]){ run_id, status, source, workload, wall, finished }) < 0 ||
-		    json_array_append_new(array, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "run_id", run_id,
+		    json_array_append_new(array, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "run_id", run_id,
 							  "status", status, "source_kind", source,
 							  "workload_class", workload, "wall_time_ns",
-							  (json_int_t)(wall_ns > INT64_MAX ? INT64_MAX : wall_ns),
-							  "finished_unix_usec", (json_int_t)finished_usec)) < 0)
+							  json_u64_new(wall_ns), "finished_unix_usec",
+							  json_u64_new(finished_usec))) < 0)
 			return -ENOMEM;
 		n++;
 	}
@@ -86,6 +87,7 @@ int verb_runs(const ProfctlContext *ctx, int argc, char **argv)
 		}
 		offset += n;
 	} while (n > 0 && offset < total);
-	profctl_print_list(ctx, array, table, "No runs.");
+	if (profctl_print_list(ctx, array, table, "No runs.") < 0)
+		return PROFCTL_EXIT_FAILURE;
 	return PROFCTL_EXIT_SUCCESS;
 }

@@ -11,6 +11,7 @@
 
 #include "cleanup.h"
 #include "control-chars.h"
+#include "json-number.h"
 #include "profctl-bus.h"
 #include "profctl.h"
 #include "table.h"
@@ -89,7 +90,8 @@ int verb_sessions(const ProfctlContext *ctx, int argc, char **argv)
 		fprintf(stderr, "profctl: cannot read the session list: %s\n", strerror(-r));
 		return PROFCTL_EXIT_FAILURE;
 	}
-	profctl_print_list(ctx, array, table, "No sessions.");
+	if (profctl_print_list(ctx, array, table, "No sessions.") < 0)
+		return PROFCTL_EXIT_FAILURE;
 	return PROFCTL_EXIT_SUCCESS;
 }
 
@@ -111,8 +113,7 @@ static json_t *property_to_json(sd_bus_message *m, char type)
 	case 'u':
 		return json_integer(v.u);
 	case 't':
-		/* jansson integers are signed 64-bit: keep larger values exact as text */
-		return v.t > INT64_MAX ? json_sprintf("%" PRIu64, v.t) : json_integer((json_int_t)v.t);
+		return json_u64_new(v.t);
 	case 'b':
 		return json_boolean(v.b);
 	default:
@@ -187,15 +188,16 @@ int verb_status(const ProfctlContext *ctx, int argc, char **argv)
 		fprintf(stderr, "profctl: cannot read the status of session '%s': %s\n", id, strerror(-r));
 		return PROFCTL_EXIT_FAILURE;
 	}
-	if (ctx->json) {
-		json_dumpf(object, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-		return PROFCTL_EXIT_SUCCESS;
-	}
+	if (ctx->json)
+		return profctl_print_json(object) < 0 ? PROFCTL_EXIT_FAILURE : PROFCTL_EXIT_SUCCESS;
 	json_object_foreach(object, key, value) {
-		_cleanup_free_ char *text = json_is_string(value) ? strdup(json_string_value(value)) :
-								     json_dumps(value, JSON_ENCODE_ANY);
+		_cleanup_free_ char *text = NULL;
 
+		/* a plain string as it is; numbers (u64 exact) and the rest as JSON */
+		if (json_is_string(value) && !json_big_integer_text(value))
+			text = strdup(json_string_value(value));
+		else
+			(void)json_write(value, false, &text);
 		printf("%22s: ", key);
 		fputs_escaped(text && *text ? text : "-", false, stdout);
 		putchar('\n');

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "json-number.h"
 #include "profctl.h"
 #include "table.h"
 
@@ -36,15 +37,27 @@ int profctl_no_arguments(int argc, char **argv, const char *description)
 	return -EINVAL;
 }
 
-void profctl_print_list(const ProfctlContext *ctx, json_t *array, const Table *table, const char *empty)
+int profctl_print_json(const json_t *v)
 {
-	if (ctx->json) {
-		json_dumpf(array, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		putchar('\n');
-	} else if (table_rows(table) == 0)
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = json_write(v, true, &text);
+	if (r < 0)
+		return r;
+	puts(text);
+	return 0;
+}
+
+int profctl_print_list(const ProfctlContext *ctx, json_t *array, const Table *table, const char *empty)
+{
+	if (ctx->json)
+		return profctl_print_json(array);
+	if (table_rows(table) == 0)
 		printf("%s\n", empty);
 	else
 		table_print(table, stdout);
+	return 0;
 }
 
 static void help(FILE *f)

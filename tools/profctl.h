@@ -34,8 +34,10 @@ typedef struct json_t json_t;
 
 /* For verbs without arguments: 1 to go on, 0 after --help, -EINVAL (usage printed) otherwise. */
 int profctl_no_arguments(int argc, char **argv, const char *description);
+/* JSON as the record library writes it, every u64 exact (json_u64_new()), with a newline. */
+int profctl_print_json(const json_t *v);
 /* A list verb's output: the JSON array with --json, else the table, or 'empty' without rows. */
-void profctl_print_list(const ProfctlContext *ctx, json_t *array, const Table *table, const char *empty);
+int profctl_print_list(const ProfctlContext *ctx, json_t *array, const Table *table, const char *empty);
 
 /* verbs, one declaration per verb group file */
 int verb_record(const ProfctlContext *ctx, int argc, char **argv);

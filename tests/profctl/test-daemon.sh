@@ -56,6 +56,17 @@ pc --json status "$id" | python3 -c 'import json,sys; s=json.load(sys.stdin); as
 	fail "status --json lacks Pid"
 ok "sessions (with its target) and status show the running session"
 
+# a u64 above INT64_MAX (a saturated request: 2^64-1 us) comes out as the exact number
+bctl call $DEST $MGR_PATH $MGR StartSession uuta{sv} "$target" 99 18446744073709551615 0 \
+	>"$T/start-max" || fail "StartSession of 2^64-1 us failed"
+max_id=$(awk '{ gsub(/"/, "", $2); print $2 }' "$T/start-max")
+pc --json status "$max_id" | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["RequestedDurationUSec"] == 2**64 - 1, s' ||
+	fail "status --json: RequestedDurationUSec is not 2^64-1: $(pc --json status "$max_id")"
+pc status "$max_id" | grep -qE "^ +RequestedDurationUSec: 18446744073709551615$" ||
+	fail "status: $(pc status "$max_id")"
+pc stop "$max_id" || fail "stop of the 2^64-1 us session failed"
+ok "a u64 above INT64_MAX is exact in status and status --json"
+
 has_samples() { (($(prop "$path" SamplesCaptured) > 0)); }
 path=$(awk '{ gsub(/"/, "", $3); print $3 }' "$T/start")
 wait_until 30 has_samples || fail "the session has no samples"
