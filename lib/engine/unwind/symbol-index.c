@@ -130,11 +130,14 @@ int symbol_index_build(Dwfl_Module *mod, SymbolIndex **ret)
 		if (r < 0)
 			return r;
 	}
-	qsort(x->symbols, x->n, sizeof(*x->symbols), start_compare);
+	/* qsort() of no elements still wants an array: the pointers are NULL then */
+	if (x->n > 0)
+		qsort(x->symbols, x->n, sizeof(*x->symbols), start_compare);
 	for (size_t i = 0; i < x->n; i++)
 		x->symbols[i].max_end = i == 0 || x->symbols[i].end > x->symbols[i - 1].max_end ?
 						x->symbols[i].end : x->symbols[i - 1].max_end;
-	qsort(x->sizeless_globals, x->n_sizeless, sizeof(uint64_t), u64_compare);
+	if (x->n_sizeless > 0)
+		qsort(x->sizeless_globals, x->n_sizeless, sizeof(uint64_t), u64_compare);
 	*ret = TAKE_PTR(x);
 	return 0;
 }
