@@ -25,6 +25,7 @@ typedef struct PendingStart {
 	SessionRequest req;
 	int kernel;
 	UnitLookup *lookup;
+	sd_bus_track *client; /* stop_on_disconnect: the caller gone meanwhile ends the wait */
 } PendingStart;
 
 static PendingStart *pending_start_free(PendingStart *p)
@@ -32,6 +33,7 @@ static PendingStart *pending_start_free(PendingStart *p)
 	if (!p)
 		return NULL;
 	unit_lookup_free(p->lookup);
+	sd_bus_track_unref(p->client);
 	sd_bus_message_unref(p->msg);
 	free(p);
 	return NULL;
@@ -66,6 +68,16 @@ static int system_bus(Manager *m, sd_bus **ret)
 	if (r < 0)
 		return r;
 	*ret = m->system_bus = TAKE_PTR(bus);
+	return 0;
+}
+
+/* The caller that wanted its session to end with it is gone: no session, no answer. */
+static int on_client_gone(sd_bus_track *track, void *userdata)
+{
+	PendingStart *p = userdata;
+
+	forget_pending(p->m, p);
+	pending_start_free(p);
 	return 0;
 }
 
@@ -126,6 +138,14 @@ int manager_start_unit_session(Manager *m, sd_bus_message *msg, const SessionReq
 	if (!p)
 		return -ENOMEM;
 	*p = (PendingStart){ .m = m, .msg = sd_bus_message_ref(msg), .req = *req, .kernel = kernel };
+	if (req->stop_on_disconnect) {
+		r = sd_bus_track_new(sd_bus_message_get_bus(msg), &p->client, on_client_gone, p);
+		if (r >= 0)
+			r = sd_bus_track_add_sender(p->client, msg);
+		if (r < 0)
+			return sd_bus_error_set_errnof(error, r, "cannot watch the client: %s",
+						       strerror(-r));
+	}
 	r = system_bus(m, &system);
 	if (r >= 0)
 		r = unit_lookup_start(system, req->unit, caller.uid, UNIT_LOOKUP_TIMEOUT_USEC,
