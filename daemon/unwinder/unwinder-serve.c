@@ -387,16 +387,17 @@ static int send_stats(Unwinder *u, const UnwinderStats *m, int fd)
 	return unwinder_send(u->sock, m, sizeof(*m), &fd, fd >= 0);
 }
 
-/* The stack-quality counts of a one-process session in a memfd, or -1 (none: the result goes
- * without; profd words the report itself) */
+/* The session's stack-quality counts in a memfd, or -1 (none: the result goes without);
+ * profd words the report itself */
 static int quality_memfd(HelperSession *s)
 {
+	const StackQuality *q = s->resolver ? stack_resolver_get_quality(s->resolver)
+					    : process_resolvers_get_quality(s->resolvers);
 	_cleanup_free_ char *wire = NULL;
 	_cleanup_close_ int fd = -1;
 	size_t size;
 
-	if (!s->resolver ||
-	    stack_quality_to_wire(stack_resolver_get_quality(s->resolver), &wire, &size) < 0)
+	if (!q || stack_quality_to_wire(q, &wire, &size) < 0)
 		return -1;
 	fd = memfd_create("profd-stack-quality", MFD_CLOEXEC);
 	if (fd < 0 || write_all(fd, wire, size) < 0)
@@ -434,6 +435,8 @@ static int finish_session(Unwinder *u, HelperSession *s)
 
 	if (s->resolver)
 		(void)stack_resolver_finish(s->resolver);
+	else
+		(void)process_resolvers_finish(s->resolvers);
 	if (r == 0) {
 		fd = memfd_create("profd-profile", MFD_CLOEXEC);
 		r = fd < 0 ? negative_errno() : 0;

@@ -10,12 +10,15 @@
 # without CFI (with the flag that makes it), a stack
 # copy smaller than the stacks (with a --stack-bytes that would hold them), JIT
 # code whose perf map was removed; a clean workload is reported fine and
-# nothing is printed. With DEBUGINFOD_URLS set the hint no longer asks to set it.
+# nothing is printed. A cgroup's report is one over its processes: the stripped
+# copy named for its process's samples, a clean workload beside it fine. With
+# DEBUGINFOD_URLS set the hint no longer asks to set it.
 # A report that cannot be true (a forged one, from a proxy in front of the real
 # unwinder) fails that user's session only; another user's session beside it
 # completes with its report.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/unwinder-lib.sh"
+source "$(dirname "$0")/cgroup-lib.sh"
 : "${PROFCTL:?PROFCTL must name the profctl binary}"
 : "${WORKLOAD_DEEP_STACK:?}" "${WORKLOAD_DEEP_STACK_FP:?}"
 : "${WORKLOAD_JIT:?}" "${ROGUE_UNWINDER:?}" "${WORKLOAD_NOCFI:?}"
@@ -203,6 +206,75 @@ why=$(check_reason "$T/nocfi.json" /workload-nocfi no-cfi)
 [[ $why == *-fasynchronous-unwind-tables* ]] || fail "the no-cfi hint names no fix: $why"
 kill $nocfi
 ok "code without CFI: no-cfi"
+
+# --- many processes (a cgroup): one report merged over them. The stripped copy and a clean
+# workload side by side, as uid 65534 in its own cgroup; the cgroup profiled by uid 65534
+# (its sandboxed unwinder), by root and with --local. The stripped module is named with its
+# reason for the samples of its process (its share of the two processes' CPU time over the
+# session), the clean one for none, and no sample is counted twice.
+mkdir -p "$T/many"
+chown $NOBODY "$T/many"
+own=/user.slice/user-$NOBODY.slice/user@$NOBODY.service/profd-quality-$$
+make_cgroup /user.slice/user-$NOBODY.slice/user@$NOBODY.service $NOBODY
+make_cgroup $own $NOBODY
+spawn_in $own "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 120 1
+clean=$SPAWNED
+spawn "${IN_CGROUP[@]}" "$mount$own" "${AS_NOBODY[@]}" "$T/bin/workload-stripped" 120 1
+wait_until 30 runs_program "$SPAWNED" "$T/bin/workload-stripped" || fail "the stripped workload did not start"
+stripped=$SPAWNED
+
+# cpu_ticks PID: its user and system time so far
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# check_many NAME [AS...] -- PROFCTL-OPTIONS...: a 2 s record of the cgroup's metrics into
+# $T/many/NAME.json, and its report checked against what each process ran meanwhile
+check_many() {
+	local name=$1 as=() s0 c0 s1 c1
+	shift
+	while [[ $1 != -- ]]; do as+=("$1"); shift; done
+	shift
+	s0=$(cpu_ticks $stripped) c0=$(cpu_ticks $clean)
+	"${as[@]}" "$PROFCTL" "$@" record --cgroup="$mount$own" -d 2 -F 199 --no-kernel -f metrics \
+		-o "$T/many/$name.json" 2>"$T/many/$name.err" || fail "$name: profctl record failed: $(cat "$T/many/$name.err")"
+	s1=$(cpu_ticks $stripped) c1=$(cpu_ticks $clean)
+	python3 - "$T/many/$name.json" $((s1 - s0)) $((c1 - c0)) "$naming" "$build_id" <<'EOP' ||
+import json, sys
+doc = json.load(open(sys.argv[1]))
+report = doc["stack_quality"]
+ran_stripped, ran_clean, naming, build_id = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+samples = report["samples"]
+assert ran_stripped > 0 and ran_clean > 0, "the workloads did not run: %d %d" % (ran_stripped, ran_clean)
+assert samples > 0 and report["poor"], "not poor, %d samples" % samples
+# once each: a sample is counted for its own process's resolver, not for every resolver
+assert samples <= doc["samples_captured"], "%d samples of %d captured" % (samples, doc["samples_captured"])
+assert report["with_unnamed_frames"] <= samples
+mods = {m["module"].rsplit("/", 1)[-1]: m for m in report["modules"]}
+m = mods.get("workload-stripped")
+assert m, "no workload-stripped in %s" % list(mods)
+assert m["build_id"] == build_id, m["build_id"]
+why = [r for r in m["reasons"] if r["reason"] == naming]
+assert why, "no %s for workload-stripped: %s" % (naming, m["reasons"])
+share = ran_stripped / (ran_stripped + ran_clean)
+# its process's samples, give or take the sampling's luck and the record's start-up
+assert why[0]["samples"] * 2 > share * samples, "%s in %d of %d samples, its process ran %.0f%%" % (
+    naming, why[0]["samples"], samples, 100 * share)
+c = mods.get("workload-split")
+weight = c["samples_ended_here"] + c["samples_unnamed_here"] if c else 0
+assert weight * 20 <= samples, "the clean workload is reported: %s" % c
+print("%d samples, %s in %d (its process ran %.0f%%), the clean workload fine" % (
+    samples, naming, why[0]["samples"], 100 * share))
+EOP
+		fail "$name: $(head -c 3000 "$T/many/$name.json")"
+}
+got=$(check_many nobody "${AS_NOBODY[@]}" -- --address="$BUS")
+ok "a cgroup, uid $NOBODY's unwinder: $got"
+got=$(check_many root -- --address="$BUS")
+ok "a cgroup, root's session: $got"
+got=$(check_many local -- --local)
+ok "a cgroup, --local: $got"
+kill $clean $stripped
 
 # --- DEBUGINFOD_URLS set (a server that refuses): the hint says what became of the fetch
 stop_profd

@@ -346,6 +346,8 @@ static void *collector_unwind_main(void *arg)
 	/* names JIT code whose records arrived late (no sample waits for them) */
 	if (c->resolver)
 		(void)stack_resolver_finish(c->resolver);
+	else if (c->resolvers)
+		(void)process_resolvers_finish(c->resolvers);
 	collector_publish_unwind(c);
 	pthread_mutex_lock(&c->lock);
 	if (c->resolver && c->stack_bytes > 0)
@@ -1076,8 +1078,10 @@ int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *u
 	/* finished: nothing changes them any more */
 	if (c->elsewhere)
 		q = c->quality;
+	else if (c->resolver)
+		q = stack_resolver_get_quality(c->resolver);
 	else
-		q = c->resolver ? stack_resolver_get_quality(c->resolver) : NULL;
+		q = c->resolvers ? process_resolvers_get_quality(c->resolvers) : NULL;
 	if (!q)
 		return -ENODATA;
 	return stack_quality_to_json(q, fetch, userdata, ret);

@@ -100,9 +100,9 @@ Profile *collector_steal_profile(Collector *c);
 /* Once finished: the StackResolver's "cold"/"warm" (NULL with a caller's resolve function). */
 const char *collector_cache_state(Collector *c);
 /*
- * Once finished: the stack-quality report (stack-quality.h) of a one-process
- * session, worded here ('fetch': the state of debuginfod fetches, NULL: none
- * in this process); -ENODATA when there is none (many processes, bpf, a
+ * Once finished: the stack-quality report (stack-quality.h) of the session,
+ * of all its processes, worded here ('fetch': the state of debuginfod
+ * fetches, NULL: none in this process); -ENODATA when there is none (bpf, a
  * consumer elsewhere that sent none).
  */
 int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *userdata,

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
 #include "cleanup.h"
@@ -25,6 +26,18 @@ struct ProcessResolvers {
 	IdTable by_pid;               /* ids: indices into entries */
 	Entry *entries;               /* one per process with a resolver, in no order */
 	size_t n_entries, entries_allocated;
+	/*
+	 * The session's stack-quality report: each process's counts merged in as it
+	 * is forgotten, the rest at the end; the unnamed frames are counted once,
+	 * then, over the profile they all share (a sample is one process's).
+	 */
+	Profile *profile;             /* the one the resolvers add to: frame ids are its */
+	StackQuality *quality;
+	uint32_t *frame_module;       /* per frame of 'profile': 1 + its module in 'quality' when
+				       * nothing names it, else 0 */
+	size_t frame_module_allocated;
+	int quality_error;            /* a merge failed: no report */
+	bool finished;
 };
 
 ProcessResolvers *process_resolvers_free(ProcessResolvers *r)
@@ -35,6 +48,8 @@ ProcessResolvers *process_resolvers_free(ProcessResolvers *r)
 		stack_resolver_free(r->entries[i].resolver);
 	free(r->entries);
 	id_table_done(&r->by_pid);
+	stack_quality_free(r->quality);
+	free(r->frame_module);
 	/* after the resolvers, which name through them */
 	shared_modules_free(r->shared);
 	symbol_cache_free(r->own_cache);
@@ -73,6 +88,9 @@ int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers 
 		r->options.modules = &r->finder;
 	}
 	k = id_table_init(&r->by_pid, 32);
+	if (k < 0)
+		return k;
+	k = stack_quality_new(&r->quality);
 	if (k < 0)
 		return k;
 	*ret = TAKE_PTR(r);
@@ -136,7 +154,71 @@ int process_resolvers_resolve(void *userdata, const PerfSample *sample, const Pr
 	k = resolver_for(r, sample->pid, &resolver);
 	if (k < 0)
 		return k;
+	if (profile != r->profile) {
+		r->profile = profile;
+		/* frame ids are the profile's */
+		if (r->frame_module)
+			memset(r->frame_module, 0, r->frame_module_allocated * sizeof(uint32_t));
+	}
 	return stack_resolver_resolve(resolver, sample, maps, profile, ret);
+}
+
+/* The counts of one process into the session's, with which of the profile's frames are unnamed. */
+static int merge_quality(ProcessResolvers *r, StackResolver *resolver)
+{
+	const StackQuality *q = stack_resolver_get_quality(resolver);
+	_cleanup_free_ uint32_t *map = NULL;
+	const uint32_t *frames;
+	uint32_t n;
+	int k;
+
+	k = stack_resolver_finish_naming(resolver);
+	if (k < 0)
+		return k;
+	map = calloc(stack_quality_n_modules(q) + 1, sizeof(uint32_t));
+	if (!map)
+		return -ENOMEM;
+	k = stack_quality_merge(r->quality, q, map);
+	if (k < 0)
+		return k;
+	frames = stack_resolver_get_unnamed_frames(resolver, r->profile, &n);
+	if (n > r->frame_module_allocated) {
+		size_t old = r->frame_module_allocated;
+
+		k = ARRAY_RESERVE(r->frame_module, r->frame_module_allocated, n, n);
+		if (k < 0)
+			return k;
+		memset(r->frame_module + old, 0,
+		       (r->frame_module_allocated - old) * sizeof(uint32_t));
+	}
+	/* a frame id is one module's (its name holds the module): no two processes disagree */
+	for (uint32_t i = 0; i < n; i++)
+		if (frames[i] > 0 && frames[i] <= stack_quality_n_modules(q))
+			r->frame_module[i] = map[frames[i] - 1] + 1;
+	return 0;
+}
+
+int process_resolvers_finish(ProcessResolvers *r)
+{
+	int k = r->quality_error;
+
+	if (r->finished)
+		return k;
+	r->finished = true;
+	for (size_t i = 0; k >= 0 && i < r->n_entries; i++)
+		k = merge_quality(r, r->entries[i].resolver);
+	if (k >= 0 && r->profile)
+		k = stack_quality_count_unnamed(r->quality, r->profile, r->frame_module,
+						(uint32_t)(r->frame_module_allocated < UINT32_MAX
+								   ? r->frame_module_allocated
+								   : UINT32_MAX));
+	r->quality_error = k < 0 ? k : 0;
+	return k < 0 ? k : 0;
+}
+
+const StackQuality *process_resolvers_get_quality(const ProcessResolvers *r)
+{
+	return r->finished && r->quality_error == 0 ? r->quality : NULL;
 }
 
 void process_resolvers_set_namespace_pid(ProcessResolvers *r, ProcessNamespacePidFn fn,
@@ -153,6 +235,9 @@ void process_resolvers_forget(ProcessResolvers *r, uint32_t pid)
 	if (pid == 0 || !find(r, pid, &slot))
 		return;
 	id = r->by_pid.slots[slot];
+	/* its samples stay in the profile: so do its counts in the report */
+	if (!r->finished && r->quality_error == 0)
+		r->quality_error = merge_quality(r, r->entries[id].resolver);
 	stack_resolver_free(r->entries[id].resolver);
 	id_table_remove_key(&r->by_pid, slot, entry_pid, r);
 	/* the last entry fills the hole: the table then finds it under its new id */

@@ -40,8 +40,21 @@ typedef uint32_t (*ProcessNamespacePidFn)(void *userdata, uint32_t pid);
 void process_resolvers_set_namespace_pid(ProcessResolvers *r, ProcessNamespacePidFn fn,
 					 void *userdata);
 
-/* Drop the resolver of a process whose samples are all resolved (it exited). */
+/*
+ * Drop the resolver of a process whose samples are all resolved (it exited);
+ * its stack-quality counts stay in the session's.
+ */
 void process_resolvers_forget(ProcessResolvers *r, uint32_t pid);
+
+/*
+ * At the end of the session: stack_resolver_finish() for every process (late
+ * JIT names), and the session's stack-quality report merged over all of them,
+ * forgotten ones included. Once; later calls return what the first did.
+ */
+int process_resolvers_finish(ProcessResolvers *r);
+
+/* The merged stack-quality counts, after process_resolvers_finish(); NULL when it failed. */
+const StackQuality *process_resolvers_get_quality(const ProcessResolvers *r);
 
 /* Processes that have a resolver now. */
 size_t process_resolvers_count(const ProcessResolvers *r);

@@ -34,6 +34,7 @@ struct StackQuality {
 	QualityModule *modules;
 	uint32_t n_modules;
 	char *executable;
+	uint64_t executable_weight; /* merged: the anonymous code of the process it is of */
 	uint64_t samples, with_unnamed, unnamed_leaf, ended_early, continued;
 };
 
@@ -132,17 +133,31 @@ int stack_quality_set_executable(StackQuality *q, const char *path)
 	return 0;
 }
 
+/* One file at one path: two containers' libc at the same path are two modules. */
+static bool module_find(const StackQuality *q, const char *path, const char *build_id,
+			uint32_t *ret_index)
+{
+	/* modules number in the tens */
+	for (uint32_t i = 0; i < q->n_modules; i++) {
+		const QualityModule *m = &q->modules[i];
+
+		if (strcmp(m->path, path) == 0 &&
+		    (m->build_id && build_id ? strcmp(m->build_id, build_id) == 0
+					     : !m->build_id && !build_id)) {
+			*ret_index = i;
+			return true;
+		}
+	}
+	return false;
+}
+
 int stack_quality_module(StackQuality *q, const char *path, const char *build_id,
 			 uint32_t *ret_index)
 {
 	QualityModule *a, *m;
 
-	/* modules number in the tens */
-	for (uint32_t i = 0; i < q->n_modules; i++)
-		if (strcmp(q->modules[i].path, path) == 0) {
-			*ret_index = i;
-			return 0;
-		}
+	if (module_find(q, path, build_id, ret_index))
+		return 0;
 	a = reallocarray(q->modules, q->n_modules + 1, sizeof(QualityModule));
 	if (!a)
 		return -ENOMEM;
@@ -195,6 +210,63 @@ void stack_quality_add_end(StackQuality *q, uint32_t module, UnwindEnd end, bool
 		m->stack_unknown++;
 	else if (stack_needed > m->stack_needed)
 		m->stack_needed = stack_needed;
+}
+
+static uint64_t module_weight(const QualityModule *m)
+{
+	uint64_t w = m->unnamed;
+
+	for (int e = 0; e < _UNWIND_END_MAX; e++)
+		w += m->ended[e];
+	return w;
+}
+
+/* The weight of the anonymous code (JIT) 'q' saw: what its executable's hint is about. */
+static uint64_t anonymous_weight(const StackQuality *q)
+{
+	uint32_t i;
+
+	return module_find(q, STACK_QUALITY_ANONYMOUS, NULL, &i) ? module_weight(&q->modules[i])
+								   : 0;
+}
+
+int stack_quality_merge(StackQuality *into, const StackQuality *from, uint32_t *ret_map)
+{
+	uint64_t weight = anonymous_weight(from);
+	int k;
+
+	/* the JIT hint names the runtime most of the anonymous code ran in */
+	if (from->executable && (!into->executable || weight > into->executable_weight)) {
+		k = stack_quality_set_executable(into, from->executable);
+		if (k < 0)
+			return k;
+		into->executable_weight = weight;
+	}
+	for (uint32_t i = 0; i < from->n_modules; i++) {
+		const QualityModule *f = &from->modules[i];
+		QualityModule *m;
+
+		k = stack_quality_module(into, f->path, f->build_id, &ret_map[i]);
+		if (k < 0)
+			return k;
+		m = &into->modules[ret_map[i]];
+		for (int e = 0; e < _UNWIND_END_MAX; e++)
+			m->ended[e] += f->ended[e];
+		m->continued += f->continued;
+		m->unnamed += f->unnamed;
+		m->stack_unknown += f->stack_unknown;
+		if (f->stack_needed > m->stack_needed)
+			m->stack_needed = f->stack_needed;
+		/* what one process's address space found to name it by, the file has */
+		if (f->naming > m->naming)
+			m->naming = f->naming;
+	}
+	into->samples += from->samples;
+	into->with_unnamed += from->with_unnamed;
+	into->unnamed_leaf += from->unnamed_leaf;
+	into->ended_early += from->ended_early;
+	into->continued += from->continued;
+	return 0;
 }
 
 int stack_quality_count_unnamed(StackQuality *q, const Profile *p, const uint32_t *frame_module,
@@ -494,15 +566,6 @@ static int module_json(const StackQuality *q, const QualityModule *m, StackQuali
 	return 0;
 }
 
-static uint64_t module_weight(const QualityModule *m)
-{
-	uint64_t w = m->unnamed;
-
-	for (int e = 0; e < _UNWIND_END_MAX; e++)
-		w += m->ended[e];
-	return w;
-}
-
 static int weight_compare(const void *a, const void *b)
 {
 	uint64_t x = module_weight(*(const QualityModule *const *)a);
@@ -701,9 +764,8 @@ static int module_from_wire(StackQuality *q, const json_t *o, uint64_t max)
 	if (r < 0 || (build_id && !build_id_valid(build_id)))
 		return -EBADMSG;
 	/* each module once: a second entry would be counted twice */
-	for (uint32_t i = 0; i < q->n_modules; i++)
-		if (strcmp(q->modules[i].path, path) == 0)
-			return -EBADMSG;
+	if (module_find(q, path, build_id, &index))
+		return -EBADMSG;
 	r = stack_quality_module(q, path, build_id, &index);
 	if (r < 0)
 		return r;

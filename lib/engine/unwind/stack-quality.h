@@ -40,7 +40,7 @@ void stack_quality_freep(StackQuality **q);
 /* The target's executable: its name picks the hint for JIT code without a map. */
 int stack_quality_set_executable(StackQuality *q, const char *path);
 
-/* The index of a module (by path), created on first use. */
+/* The index of a module (by path and build-id), created on first use. */
 int stack_quality_module(StackQuality *q, const char *path, const char *build_id,
 			 uint32_t *ret_index);
 uint32_t stack_quality_n_modules(const StackQuality *q);
@@ -55,6 +55,14 @@ void stack_quality_set_naming(StackQuality *q, uint32_t module, StackQualityNami
  */
 void stack_quality_add_end(StackQuality *q, uint32_t module, UnwindEnd end, bool continued,
 			   bool complete, uint64_t stack_needed);
+
+/*
+ * Add the counts of 'from' (one process of many) to 'into': a module by path
+ * and build-id, its counts summed. ret_map[i] is the index in 'into' of
+ * module i of 'from' (stack_quality_n_modules(from) of them). Unnamed frames
+ * are counted after, once over the profile all the processes share.
+ */
+int stack_quality_merge(StackQuality *into, const StackQuality *from, uint32_t *ret_map);
 
 /*
  * Count, over every sample of 'p', the stacks with frames nothing names:

@@ -820,7 +820,7 @@ static void classify_naming(StackResolver *r)
 	}
 }
 
-int stack_resolver_finish(StackResolver *r)
+int stack_resolver_finish_naming(StackResolver *r)
 {
 	const ProcessMapping *exe;
 	int k;
@@ -842,10 +842,33 @@ int stack_resolver_finish(StackResolver *r)
 		}
 	}
 	classify_naming(r);
-	return stack_quality_count_unnamed(r->quality, r->profile, r->frame_module,
-					   (uint32_t)(r->frame_module_allocated < UINT32_MAX
-							      ? r->frame_module_allocated
-							      : UINT32_MAX));
+	return 0;
+}
+
+const uint32_t *stack_resolver_get_unnamed_frames(const StackResolver *r, const Profile *p,
+						  uint32_t *ret_n)
+{
+	/* the frame ids of another profile would mark frames of this one */
+	*ret_n = p == r->profile ? (uint32_t)(r->frame_module_allocated < UINT32_MAX
+						  ? r->frame_module_allocated
+						  : UINT32_MAX)
+				 : 0;
+	return r->frame_module;
+}
+
+int stack_resolver_finish(StackResolver *r)
+{
+	const uint32_t *frame_module;
+	uint32_t n;
+	int k;
+
+	if (!r->profile || r->finished)
+		return 0;
+	k = stack_resolver_finish_naming(r);
+	if (k < 0)
+		return k;
+	frame_module = stack_resolver_get_unnamed_frames(r, r->profile, &n);
+	return stack_quality_count_unnamed(r->quality, r->profile, frame_module, n);
 }
 
 const StackQuality *stack_resolver_get_quality(const StackResolver *r)

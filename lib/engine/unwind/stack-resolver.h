@@ -84,6 +84,22 @@ int stack_resolver_resolve(void *userdata, const PerfSample *sample, const Proce
  */
 int stack_resolver_finish(StackResolver *r);
 
+/*
+ * stack_resolver_finish() for a resolver that shares its Profile with the
+ * resolvers of other processes (process-resolvers.h): everything but the
+ * counting of unnamed frames, which whoever merges the reports does once
+ * over the shared profile (stack_quality_merge()).
+ */
+int stack_resolver_finish_naming(StackResolver *r);
+
+/*
+ * Per frame id of 'p': 1 + the index of its module in the resolver's
+ * stack-quality counts when nothing names it, else 0; *ret_n entries
+ * (frames beyond are named; none when 'p' is not the resolver's profile).
+ */
+const uint32_t *stack_resolver_get_unnamed_frames(const StackResolver *r, const Profile *p,
+						  uint32_t *ret_n);
+
 /* The stack-quality counts (stack-quality.h), complete after stack_resolver_finish(). */
 const StackQuality *stack_resolver_get_quality(const StackResolver *r);
 
