@@ -4,9 +4,11 @@
  * come back whole (the report profd words from them is the one the unwinder
  * would have worded), and whatever a compromised unwinder could send instead
  * is refused by stack_quality_from_wire(): every case below is one change to
- * a valid message.
+ * a valid message. The counts of a session's processes merge into one
+ * (stack_quality_merge()) that passes the wire too.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,90 @@ static void test_odd_names(void)
 	}
 }
 
+/* The module of 'report' at 'path' with 'build_id' (NULL: none), or NULL. */
+static const json_t *report_module(const json_t *report, const char *path, const char *build_id)
+{
+	const json_t *m;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "modules"), i, m) {
+		const char *id = json_string_value(json_object_get(m, "build_id"));
+
+		if (strcmp(json_string_value(json_object_get(m, "module")), path) == 0 &&
+		    (id && build_id ? strcmp(id, build_id) == 0 : !id && !build_id))
+			return m;
+	}
+	return NULL;
+}
+
+static uint64_t ended_here(const json_t *m)
+{
+	return (uint64_t)json_integer_value(json_object_get(m, "samples_ended_here"));
+}
+
+/*
+ * The processes of one session merged: a module by path and build-id (another
+ * container's app at the same path stays apart), counts summed, the JIT hint
+ * of the process with most anonymous code; and the merged counts pass the wire.
+ */
+static void test_merge(void)
+{
+	_cleanup_(stack_quality_freep) StackQuality *a = sample_quality(), *b = NULL, *all = NULL,
+						    *back = NULL;
+	_cleanup_free_ char *wire = NULL;
+	uint32_t map_a[3], map_b[3], app, lib, jit;
+	json_t *report = NULL;
+	const json_t *m;
+	size_t size;
+	int r;
+
+	if (stack_quality_new(&b) < 0 || stack_quality_new(&all) < 0 ||
+	    stack_quality_set_executable(b, "/usr/bin/python3") < 0 ||
+	    stack_quality_module(b, "/opt/app/bin/app", "ffff", &app) < 0 ||
+	    stack_quality_module(b, "/usr/lib/libfoo.so.1", NULL, &lib) < 0 ||
+	    stack_quality_module(b, STACK_QUALITY_ANONYMOUS, NULL, &jit) < 0)
+		abort();
+	for (int i = 0; i < 5; i++) {
+		stack_quality_add_end(b, app, UNWIND_END_NO_CFI, false, false, 0);
+		stack_quality_add_end(b, lib, UNWIND_END_NO_CFI, false, false, 0);
+	}
+	for (int i = 0; i < 25; i++)
+		stack_quality_add_end(b, jit, UNWIND_END_NO_MODULE, false, false, 0);
+	r = stack_quality_merge(all, a, map_a);
+	if (r == 0)
+		r = stack_quality_merge(all, b, map_b);
+	CHECK(r == 0, "merge: %s", strerror(-r));
+	if (r < 0)
+		return;
+	CHECK(stack_quality_n_modules(all) == 4, "%u modules merged, expected 4",
+	      stack_quality_n_modules(all));
+	CHECK(map_a[1] == map_b[lib] && map_a[2] == map_b[jit] && map_a[0] != map_b[app],
+	      "modules mapped %u %u %u / %u %u %u", map_a[0], map_a[1], map_a[2], map_b[app],
+	      map_b[lib], map_b[jit]);
+	r = stack_quality_to_wire(all, &wire, &size);
+	if (r == 0)
+		r = stack_quality_from_wire(wire, size, 40 + 30 + 20 + 35, &back);
+	CHECK(r == 0, "the merged counts do not pass the wire: %s", strerror(-r));
+	if (r < 0 || stack_quality_to_json(back, NULL, NULL, &report) < 0)
+		return;
+	m = report_module(report, "/usr/lib/libfoo.so.1", NULL);
+	CHECK(m && ended_here(m) == 35, "libfoo ended %" PRIu64 " walks, expected 30 + 5",
+	      m ? ended_here(m) : 0);
+	m = report_module(report, "/opt/app/bin/app", "ffff");
+	CHECK(m && ended_here(m) == 5, "the other container's app is not apart");
+	m = report_module(report, STACK_QUALITY_ANONYMOUS, NULL);
+	CHECK(m && ended_here(m) == 45, "anonymous code ended %" PRIu64 " walks, expected 45",
+	      m ? ended_here(m) : 0);
+	CHECK(m && strstr(json_string_value(json_object_get(
+				  json_array_get(json_object_get(m, "reasons"), 0), "hint")),
+			  "-X perf"),
+	      "the JIT hint is not python's, whose process ran most of the anonymous code");
+	CHECK(json_integer_value(json_object_get(report, "ended_early")) == 40 / 2 + 30 + 20 + 35,
+	      "ended_early %" JSON_INTEGER_FORMAT,
+	      json_integer_value(json_object_get(report, "ended_early")));
+	json_decref(report);
+}
+
 typedef void (*MutateFn)(json_t *wire, json_t *module);
 
 static void set(json_t *o, const char *key, json_t *v)
@@ -252,6 +338,7 @@ int main(void)
 
 	test_round_trip();
 	test_odd_names();
+	test_merge();
 	if (!base)
 		abort();
 	{
@@ -291,7 +378,8 @@ int main(void)
 	test_text(deep, 4000, "2000 nested arrays");
 	json_decref(base);
 	if (failures == 0)
-		printf("ok - %zu hostile messages refused; valid ones and odd file names round-trip\n",
+		printf("ok - %zu hostile messages refused; valid ones, merged ones and odd file "
+		       "names round-trip\n",
 		       sizeof(cases) / sizeof(cases[0]) + 6);
 	return failures ? 1 : 0;
 }
