@@ -9,44 +9,7 @@
 # another user's, an undelegated one and the whole machine are AccessDenied. A
 # StartSession of a unit waits for a hung systemd; profd does not.
 source "$(dirname "$0")/lib.sh"
-
-mount=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[[ -n $mount ]] || fail "cgroup2 is not mounted"
-CGROUPS=() # removed at exit, deepest first, once their processes are gone
-remove_cgroups() {
-	local rc=$? p c
-	set +e
-	for p in "${CHILDREN[@]}"; do
-		kill -9 "$p"
-		wait "$p"
-	done 2>/dev/null
-	for c in "${CGROUPS[@]}"; do
-		wait_until 10 rmdir "$c" 2>/dev/null
-	done
-	(exit $rc)
-	cleanup
-}
-trap remove_cgroups EXIT
-
-# make_cgroup REL [OWNER]: create the cgroup REL (and its missing parents), owned by OWNER
-make_cgroup() {
-	local rel=$1 path=$mount part=
-	IFS=/ read -ra parts <<<"${rel#/}"
-	for part in "${parts[@]}"; do
-		path=$path/$part
-		[[ -d $path ]] && continue
-		mkdir "$path" || fail "cannot create cgroup $path"
-		CGROUPS=("$path" "${CGROUPS[@]}")
-	done
-	[[ -z ${2:-} ]] || chown "$2" "$path" "$path/cgroup.procs"
-}
-
-# spawn_in REL [AS...] -- CMD...: spawn_workload of CMD moved into the cgroup REL first
-spawn_in() {
-	local rel=$1
-	shift
-	spawn_workload bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$mount$rel" "$@"
-}
+source "$(dirname "$0")/cgroup-lib.sh"
 
 session_of() { # AS... -- START_SESSION ARGS: the session path, started as AS (or root)
 	local as=()
