@@ -164,7 +164,7 @@ static uint64_t ended_here(const json_t *m)
 /*
  * The processes of one session merged: a module by path and build-id (another
  * container's app at the same path stays apart), counts summed, the JIT hint
- * of the process with most anonymous code; and the merged counts pass the wire.
+ * of the process whose walks ended in anonymous code most; and the merged counts pass the wire.
  */
 static void test_merge(void)
 {
@@ -217,7 +217,7 @@ static void test_merge(void)
 	CHECK(m && strstr(json_string_value(json_object_get(
 				  json_array_get(json_object_get(m, "reasons"), 0), "hint")),
 			  "-X perf"),
-	      "the JIT hint is not python's, whose process ran most of the anonymous code");
+	      "the JIT hint is not python's, whose walks ended there most");
 	CHECK(json_integer_value(json_object_get(report, "ended_early")) == 40 / 2 + 30 + 20 + 35,
 	      "ended_early %" JSON_INTEGER_FORMAT,
 	      json_integer_value(json_object_get(report, "ended_early")));

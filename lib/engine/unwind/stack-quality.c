@@ -235,7 +235,8 @@ int stack_quality_merge(StackQuality *into, const StackQuality *from, uint32_t *
 	uint64_t weight = anonymous_weight(from);
 	int k;
 
-	/* the JIT hint names the runtime most of the anonymous code ran in */
+	/* the JIT hint names the runtime whose walks ended in anonymous code most (the counts
+	 * before the unnamed frames are: ends alone) */
 	if (from->executable && (!into->executable || weight > into->executable_weight)) {
 		k = stack_quality_set_executable(into, from->executable);
 		if (k < 0)
