@@ -300,8 +300,9 @@ static int collect_module(Dwfl_Module *mod, void **userdata, const char *name, D
  * have a debug file now: a -dbgsym package installed since, a debuginfod
  * fetch completed. Names read with it belong to the module whose identity
  * carries that file (none of those read without it are mixed in), so the
- * session takes that one instead. Looked up once per session and module
- * while the debug file is missing; nothing for modules named with DWARF.
+ * session takes that one instead. Looked up once per session for each such
+ * module (found or not: the module without it is the one acquired first);
+ * nothing for modules named with DWARF.
  */
 static int use_debug_file_since(AddressSpace *s, Dwfl_Module *mod, const struct stat *st,
 				ModuleInfo *m)
