@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "atomic-file.h"
+#include "backend-choice.h"
 #include "bus-errors.h"
 #include "cleanup.h"
 #include "export.h"
@@ -498,28 +499,36 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 				  const SamplingOptions *sampling, sd_bus_error *error)
 {
 	Manager *m = s->manager;
-	/*
-	 * bpf names its stacks inside profd, root's only; root's multi-process
-	 * sessions are named inside profd too, other callers' go to their unwinder
-	 */
-	bool bpf = sampling->backend && strcmp(sampling->backend, "bpf") == 0;
-	bool in_profd = bpf || (s->sampling_target && caller->uid == 0);
 	CollectorOptions o = {
 		.sampling = *sampling,
 		.max_backlog_bytes = m->config.max_backlog_bytes,
 		.kernel_table = m->kernel_table,
 		.debug_fetch = m->debuginfod ? debuginfod_fetch_opener(m->debuginfod) : NULL,
-		/* nothing the caller controls is parsed here: the owner's unwinder does it */
-		.unwind_elsewhere = !in_profd,
 	};
+	BackendChoice choice;
 	StackUnwindMode mode;
+	bool bpf;
 	int r;
 
+	/* what 'auto' picks for this target: the collector picks the same */
+	r = sampling_backend_choose(sampling->backend,
+				    s->sampling_target ? s->sampling_target->kind : SAMPLING_TARGET_PID,
+				    &choice);
+	if (r < 0)
+		return session_error_from_engine(r, req, error);
+	/*
+	 * bpf names its stacks inside profd, root's only; every other session, of
+	 * one process or many, root's too (a system session samples everyone's
+	 * processes): nothing the caller controls is parsed here, the owner's
+	 * unwinder does it
+	 */
+	bpf = strcmp(choice.backend, "bpf") == 0;
+	o.unwind_elsewhere = !bpf;
 	if (bpf && caller->uid != 0)
 		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
 					 "backend 'bpf' names stacks inside profd, which only uid 0's "
 					 "sessions may have; use backend 'perf-dwarf' or 'perf-fp'");
-	if (in_profd)
+	if (bpf)
 		o.resolver = (StackResolverOptions){ .cache = m->symbols, .owner = caller->uid };
 
 	/* root may profile anything: only other callers' targets are checked again */
@@ -550,8 +559,8 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 					 "process %d exited before sampling started", (int)req->pid);
 	s->kernel = req->kernel;
 	/* the unwinder is up (and may read the target's mappings) before the first sample */
-	r = in_profd ? 0 : stack_unwind_mode_from_backend(sampling->backend, &mode);
-	if (r == 0 && !in_profd)
+	r = bpf ? 0 : stack_unwind_mode_from_backend(choice.backend, &mode);
+	if (r == 0 && !bpf)
 		r = unwinder_pool_attach(m->unwinders,
 					 &(UnwinderSessionInfo){ .owner = caller->uid,
 								 /* 0: many processes */

@@ -25,6 +25,11 @@
 
 /* The unwinder finds its socket here. */
 #define UNWINDER_FD 3
+/*
+ * Its open files: a session of many processes (a whole machine) holds one per
+ * process and module it unwinds; past this, files are refused and go unnamed.
+ */
+#define UNWINDER_FILES_MAX 16384U
 
 /* In the child, between fork and exec: system calls only. */
 _Noreturn static void exec_helper(const char *path, int sock, uint64_t memory_bytes)
@@ -33,7 +38,7 @@ _Noreturn static void exec_helper(const char *path, int sock, uint64_t memory_by
 	struct __user_cap_data_struct none[2] = {};
 	char *const argv[] = { (char *)"profd-unwinder", NULL };
 	char *const envp[] = { NULL };
-	struct rlimit zero = {}, files = { 256, 256 };
+	struct rlimit zero = {}, files = { UNWINDER_FILES_MAX, UNWINDER_FILES_MAX }, hard;
 
 	if (sock == UNWINDER_FD ? fcntl(sock, F_SETFD, 0) < 0 : dup2(sock, UNWINDER_FD) < 0)
 		_exit(127);
@@ -44,6 +49,9 @@ _Noreturn static void exec_helper(const char *path, int sock, uint64_t memory_by
 		(void)setrlimit(RLIMIT_AS, &as);
 	}
 	(void)setrlimit(RLIMIT_CORE, &zero);
+	/* within profd's own hard limit, which it cannot raise */
+	if (getrlimit(RLIMIT_NOFILE, &hard) == 0 && hard.rlim_max < files.rlim_max)
+		files.rlim_cur = files.rlim_max = hard.rlim_max;
 	(void)setrlimit(RLIMIT_NOFILE, &files);
 	/* profd gone: nobody to answer; it goes too */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() == 1)

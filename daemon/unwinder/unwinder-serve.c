@@ -32,6 +32,12 @@
 #define PROGRESS_NANOS (250ULL * 1000000ULL)
 /* Sessions one unwinder serves at once (profd's limits keep a uid far below). */
 #define SESSIONS_MAX 64
+/*
+ * Free descriptors the unwinder keeps before it asks for a file: the reply's,
+ * and a session's start (two) that may come while it waits. A message whose
+ * descriptors find no room arrives cut, and then all it could do is hang up.
+ */
+#define FD_ROOM 8
 
 typedef struct Unwinder Unwinder;
 
@@ -162,12 +168,36 @@ static int request_reply(Unwinder *u, const void *msg, size_t size, uint64_t coo
 	}
 }
 
-/* A request answered by a FILE_REPLY: the descriptor, or why not. */
+/* -EMFILE unless FD_ROOM more descriptors could be open at once. */
+static int check_fd_room(Unwinder *u)
+{
+	int fds[FD_ROOM], n, r = 0;
+
+	for (n = 0; n < FD_ROOM; n++) {
+		fds[n] = fcntl(u->sock, F_DUPFD_CLOEXEC, 0);
+		if (fds[n] < 0) {
+			r = negative_errno();
+			break;
+		}
+	}
+	while (n-- > 0)
+		safe_close(fds[n]);
+	return r;
+}
+
+/*
+ * A request answered by a FILE_REPLY: the descriptor, or why not. Without room
+ * for it (a session of many processes holds a descriptor per process and
+ * module) the file is refused here: that module goes unnamed, the rest not.
+ */
 static int request_fd(Unwinder *u, const void *msg, size_t size, uint64_t cookie)
 {
 	UnwinderFileReply reply;
 	int fds[UNWINDER_FDS_MAX], r;
 
+	r = check_fd_room(u);
+	if (r < 0)
+		return r;
 	r = request_reply(u, msg, size, cookie, UNWINDER_FILE_REPLY, &reply, sizeof(reply), fds);
 	if (r < 0)
 		return r;

@@ -843,6 +843,16 @@ const PerfRecordFormat *collector_get_format(const Collector *c)
 	return &c->format;
 }
 
+/* Is the process behind the pidfd still there (it has not exited)? */
+static int collector_process_end(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	if (poll(&p, 1, 0) < 0)
+		return negative_errno();
+	return p.revents & (POLLIN | POLLHUP | POLLNVAL) ? -ESRCH : 0;
+}
+
 /*
  * A process of a multi-process target that a consumer names: only while it is
  * in the target and passes the admit rule. The pidfd (*ret_pidfd) is held
@@ -862,20 +872,13 @@ static int collector_process_begin(Collector *c, uint32_t pid, int *ret_pidfd)
 	r = sampling_target_has_process(c->target, (pid_t)pid);
 	if (r < 0)
 		return r;
-	if (r == 0 || (c->admit && !c->admit(c->admit_userdata, pid)))
-		return -EPERM;
+	if (r == 0 || (c->admit && !c->admit(c->admit_userdata, pid))) {
+		/* one that exited meanwhile is gone, not refused: its records may still name it */
+		r = collector_process_end(pidfd);
+		return r < 0 ? r : -EPERM;
+	}
 	*ret_pidfd = TAKE_FD(pidfd);
 	return 0;
-}
-
-/* Is the process collector_process_begin() checked still the one (it has not exited)? */
-static int collector_process_end(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	if (poll(&p, 1, 0) < 0)
-		return negative_errno();
-	return p.revents & (POLLIN | POLLHUP | POLLNVAL) ? -ESRCH : 0;
 }
 
 /* The mapping a process of the session had at the request's address, as its MMAP2 record gave it. */

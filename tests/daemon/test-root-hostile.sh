@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Root's sessions of many processes are named by uid 0's sandboxed unwinder,
+# never inside profd (DESIGN.md §8): whole-machine sessions of root while uid
+# 65534 runs binaries whose CFI and DWARF were damaged on purpose
+# (mutate-elf.py, as in test-hostile.sh), beside a benign workload of root's.
+# During each session uid 0's unwinder runs and profd never maps a hostile
+# file (the unwinder does, at least once); profd keeps answering; a session
+# that completed names the benign process (split_heavy) and holds the hostile
+# one; one that failed says its unwinder failed.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/unwinder-lib.sh"
+
+# an unwinder that a hostile file sends into a loop is given up on sooner than by default
+cat >"$T/profd.conf" <<EOC
+[Profiler]
+UnwinderTimeoutSec=3
+UnwinderIdleSec=600
+EOC
+start_bus
+start_profd
+mkdir -m 755 "$T/hostile" "$T/out"
+
+# watch_maps PID FILE: until PID exits or the watch is killed, append the lines of its maps
+# that name a hostile file to FILE
+watch_maps() {
+	while [[ -r /proc/$1/maps ]]; do
+		grep -F "$T/hostile/" "/proc/$1/maps" >>"$2" 2>/dev/null
+		sleep 0.05
+	done
+}
+
+spawn_workload "$WORKLOAD_SPLIT" 300 1
+benign=$SPAWNED
+: >"$T/helper-maps"
+completed=0
+outcomes=()
+sets=(".eh_frame .eh_frame_hdr" ".debug_info .debug_abbrev" ".debug_line .debug_str .debug_line_str"
+      ".eh_frame .debug_info .debug_abbrev .debug_line .debug_rnglists .debug_loclists"
+      ".symtab .strtab .eh_frame")
+for i in "${!sets[@]}"; do
+	bin=$T/hostile/split-$i
+	# shellcheck disable=SC2086
+	"$(dirname "$0")/mutate-elf.py" "$WORKLOAD_SPLIT" "$bin" 1 ${sets[$i]} || fail "cannot mutate the workload"
+	chmod 755 "$bin"
+	spawn "${AS_NOBODY[@]}" "$bin" 60 1
+	hostile=$SPAWNED
+	wait_until 30 runs_program "$hostile" "$bin" 1 || fail "the mutated workload did not start"
+
+	s=$(start_session 0 499 3000000 2 system b true backend s perf-dwarf)
+	[[ -n $s ]] || fail "root's system session did not start"
+	wait_until 30 has_unwinder 0 || fail "no unwinder for uid 0 during root's system session"
+	helper=$(unwinder_pid 0)
+	kill -0 "$helper" 2>/dev/null || fail "uid 0's unwinder $helper is not running during the session"
+	: >"$T/profd-maps"
+	spawn watch_maps "$PROFD_PID" "$T/profd-maps"
+	profd_watch=$SPAWNED
+	spawn watch_maps "$helper" "$T/helper-maps"
+	helper_watch=$SPAWNED
+	state=$(wait_finished "$s" 120)
+	kill "$profd_watch" "$helper_watch" 2>/dev/null || true
+	wait "$profd_watch" "$helper_watch" 2>/dev/null || true
+
+	kill -0 "$PROFD_PID" 2>/dev/null || fail "profd died on a hostile input (set ${sets[$i]})"
+	mgr ListRuns >/dev/null || fail "profd stopped answering"
+	[[ ! -s $T/profd-maps ]] || fail "profd mapped a hostile file: $(sort -u "$T/profd-maps" | head -n 3)"
+	if [[ $state == completed ]]; then
+		"$EXPORT_TO_FD" "$BUS" "$s" folded "$T/out/folded" || fail "cannot export session $s"
+		grep -q "workload-split-$benign;.*split_heavy" "$T/out/folded" ||
+			fail "the system profile does not name the benign process $benign: $(head -c 300 "$T/out/folded")"
+		grep -q -- "-$hostile;" "$T/out/folded" ||
+			fail "the system profile lacks the hostile process $hostile: $(head -c 300 "$T/out/folded")"
+		completed=$((completed + 1))
+	else
+		err=$(prop "$s" Error)
+		[[ $err == *unwinder* ]] || fail "root's system session failed, not by its unwinder: $err"
+		echo "# set '${sets[$i]}': $err"
+	fi
+	outcomes+=("$state")
+	kill "$hostile" 2>/dev/null || true
+done
+((completed > 0)) || fail "no system session beside a hostile binary completed (${outcomes[*]})"
+[[ -s $T/helper-maps ]] || fail "uid 0's unwinder never mapped a hostile file: it did not name them"
+ok "root's system sessions beside damaged binaries of uid $NOBODY (${outcomes[*]}): named by uid 0's unwinder, which mapped them, never profd; the benign process $benign named in each completed one"
+
+# profd serves everyone after it all
+as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR ListSessions >/dev/null ||
+	fail "uid $OTHER is not answered after the hostile sessions"
+s=$(start_session "$benign" 499 1000000)
+[[ $(wait_finished "$s" 60) == completed ]] || fail "a later session of root failed: $(prop "$s" Error)"
+ok "profd answers uid $OTHER and completes root's next session"
