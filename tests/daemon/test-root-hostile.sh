@@ -11,10 +11,11 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/unwinder-lib.sh"
 
-# an unwinder that a hostile file sends into a loop is given up on sooner than by default
+# an unwinder that a hostile file sends into a loop is given up on sooner than by default, not
+# so soon that a cold start on every process of a loaded machine is taken for one
 cat >"$T/profd.conf" <<EOC
 [Profiler]
-UnwinderTimeoutSec=3
+UnwinderTimeoutSec=10
 UnwinderIdleSec=600
 EOC
 start_bus
