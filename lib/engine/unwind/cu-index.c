@@ -4,6 +4,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
 #include "cleanup.h"
@@ -14,10 +15,18 @@ typedef struct CuRange {
 	Dwarf_Die *cu;      /* libdwfl's own unit DIE: lives as long as the module */
 } CuRange;
 
+typedef struct UnitScopes {
+	const void *unit;    /* the unit DIE's address: unique across a module's files */
+	ScopeIndex *scopes;  /* NULL: its build failed with 'error' */
+	int error;
+} UnitScopes;
+
 struct CuIndex {
 	CuRange *ranges; /* sorted by low */
 	size_t n, allocated;
 	Dwarf_Addr bias;
+	UnitScopes *units; /* sorted by unit */
+	size_t n_units, allocated_units;
 };
 
 CuIndex *cu_index_free(CuIndex *x)
@@ -25,6 +34,9 @@ CuIndex *cu_index_free(CuIndex *x)
 	if (!x)
 		return NULL;
 	free(x->ranges);
+	for (size_t i = 0; i < x->n_units; i++)
+		scope_index_free(x->units[i].scopes);
+	free(x->units);
 	free(x);
 	return NULL;
 }
@@ -83,4 +95,35 @@ Dwarf_Die *cu_index_find(const CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias)
 		return NULL;
 	*ret_bias = x->bias;
 	return x->ranges[lo - 1].cu;
+}
+
+int cu_index_scopes(CuIndex *x, Dwarf_Die *cudie, const ScopeIndex **ret)
+{
+	size_t lo = 0, hi = x->n_units;
+	UnitScopes *u;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((const char *)x->units[mid].unit < (const char *)cudie->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == x->n_units || x->units[lo].unit != cudie->addr) {
+		if (ARRAY_RESERVE(x->units, x->allocated_units, x->n_units + 1, 16) < 0)
+			return -ENOMEM;
+		memmove(&x->units[lo + 1], &x->units[lo], (x->n_units - lo) * sizeof(UnitScopes));
+		x->n_units++;
+		u = &x->units[lo];
+		*u = (UnitScopes){ .unit = cudie->addr };
+		u->error = scope_index_build(cudie, &u->scopes);
+		if (u->error < 0)
+			u->scopes = NULL;
+	}
+	u = &x->units[lo];
+	if (!u->scopes)
+		return u->error;
+	*ret = u->scopes;
+	return 0;
 }

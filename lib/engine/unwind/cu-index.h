@@ -6,10 +6,13 @@
  * address when libdw cannot: libdw 0.188 looks units up through
  * .debug_aranges only, and clang does not emit that section. Built once per
  * module by reading every unit's ranges; lookups are a binary search.
+ * Also keeps each unit's scope index (scope-index.h), built on first use.
  */
 
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
+
+#include "scope-index.h"
 
 typedef struct CuIndex CuIndex;
 
@@ -18,3 +21,10 @@ CuIndex *cu_index_free(CuIndex *x);
 
 /* The unit covering absolute address 'addr' and the module's bias, or NULL. */
 Dwarf_Die *cu_index_find(const CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias);
+
+/*
+ * The scope index of the unit (or partial unit) 'cudie' of the module, built
+ * on the first call; a failed build is remembered (-EBADMSG, -ELOOP: libdw
+ * must decide for that unit).
+ */
+int cu_index_scopes(CuIndex *x, Dwarf_Die *cudie, const ScopeIndex **ret);

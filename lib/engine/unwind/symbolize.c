@@ -11,8 +11,11 @@
 
 #include "cleanup.h"
 #include "demangle.h"
+#include "function-chain.h"
 #include "module-naming.h"
 #include "plt-names.h"
+
+_Static_assert(FUNCTION_CHAIN_MAX == SYMBOLIZE_MAX_INLINE, "a frame per function of a chain");
 
 typedef struct FrameBuilder {
 	SymbolFrame frames[SYMBOLIZE_MAX_INLINE];
@@ -86,20 +89,15 @@ static void die_call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, const char **ret
 		*ret_file = dwarf_filesrc(files, file_idx, NULL, NULL);
 }
 
-static bool is_function(Dwarf_Die *die)
+/* The module's units (cu-index.h), built on first use; NULL: none could be. */
+static CuIndex *units_of(Dwfl_Module *mod, ModuleInfo *info)
 {
-	int tag = dwarf_tag(die);
-
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
-}
-
-/* The innermost function-like DIE among 'scopes' from index 'from' on, or -1. */
-static int first_function(Dwarf_Die *scopes, int n, int from)
-{
-	for (int i = from; i < n; i++)
-		if (is_function(&scopes[i]))
-			return i;
-	return -1;
+	if (!info->cu_index_built) {
+		info->cu_index_built = true;
+		if (cu_index_build(mod, &info->cu_index) < 0)
+			info->cu_index = NULL;
+	}
+	return info->cu_index;
 }
 
 /*
@@ -109,15 +107,12 @@ static int first_function(Dwarf_Die *scopes, int n, int from)
 static Dwarf_Die *find_cu(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr, Dwarf_Addr *ret_bias)
 {
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, ret_bias);
+	CuIndex *units;
 
 	if (cu)
 		return cu;
-	if (!info->cu_index_built) {
-		info->cu_index_built = true;
-		if (cu_index_build(mod, &info->cu_index) < 0)
-			info->cu_index = NULL;
-	}
-	return info->cu_index ? cu_index_find(info->cu_index, addr, ret_bias) : NULL;
+	units = units_of(mod, info);
+	return units ? cu_index_find(units, addr, ret_bias) : NULL;
 }
 
 /* The line table's file:line for 'addr', from libdwfl's index or else from the unit itself. */
@@ -145,47 +140,39 @@ static const char *find_line(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr bias, u
  * The frames at 'addr', innermost first: each DW_TAG_inlined_subroutine is an
  * inlined frame named after its abstract origin; the subprogram holding them
  * is the real frame. The innermost frame's line comes from the line table,
- * each outer one's from the call site of the frame inside it. The concrete
- * parent of an inlined subroutine is looked up with dwarf_getscopes_die()
- * (dwarf_getscopes() follows the abstract origin instead).
+ * each outer one's from the call site of the frame inside it. The functions
+ * come from the unit's scope index (function-chain.h): libdw's
+ * dwarf_getscopes() walks the whole unit for every address.
  */
 static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, ModuleInfo *info, uint64_t addr,
 			     const char *symbol)
 {
-	_cleanup_free_ Dwarf_Die *scopes = NULL;
-	Dwarf_Die die, *cudie;
+	FunctionChain chain = {};
+	Dwarf_Die *cudie;
 	Dwarf_Addr bias = 0;
 	const char *file;
 	uint32_t lineno;
-	int n, i;
 
 	cudie = find_cu(mod, info, addr, &bias);
 	file = find_line(mod, cudie, bias, addr, &lineno);
-	n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : -1;
-	i = n > 0 ? first_function(scopes, n, 0) : -1;
-	if (i < 0) {
+	if (cudie)
+		function_chain_find(units_of(mod, info), cudie, addr - bias, &chain);
+	if (chain.n == 0) {
 		/* no DWARF for this code: the symbol alone */
 		if (symbol)
 			frame_builder_add(b, symbol, file, lineno, false);
 		return;
 	}
-	die = scopes[i];
-	while (b->n < SYMBOLIZE_MAX_INLINE) {
-		_cleanup_free_ Dwarf_Die *parents = NULL;
-		const char *name = die_function_name(&die);
-		int m, j;
+	for (size_t i = 0; i < chain.n && b->n < SYMBOLIZE_MAX_INLINE; i++) {
+		Dwarf_Die *die = &chain.dies[i];
+		const char *name = die_function_name(die);
 
-		if (dwarf_tag(&die) == DW_TAG_subprogram) {
+		if (dwarf_tag(die) == DW_TAG_subprogram) {
 			frame_builder_add(b, name ?: symbol ?: "[unknown]", file, lineno, false);
 			return;
 		}
 		frame_builder_add(b, name ?: "[unknown]", file, lineno, true);
-		die_call_site(cudie, &die, &file, &lineno);
-		m = dwarf_getscopes_die(&die, &parents);
-		j = m > 1 ? first_function(parents, m, 1) : -1;
-		if (j < 0)
-			break;
-		die = parents[j];
+		die_call_site(cudie, die, &file, &lineno);
 	}
 	/* the chain broke off: the symbol still names the real function */
 	if (symbol)
