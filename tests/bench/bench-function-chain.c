@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	if (!probes || !dwfl)
 		return 1;
 	mod = dwfl_report_offline(dwfl, argv[1], argv[1], -1);
-	if (!mod || dwfl_report_end(dwfl, NULL, NULL) != 0 || cu_index_build(mod, &units) < 0) {
+	if (!mod || dwfl_report_end(dwfl, NULL, NULL) != 0 || cu_index_new(mod, &units) < 0) {
 		fprintf(stderr, "cannot load '%s': %s\n", argv[1], dwfl_errmsg(-1));
 		return 1;
 	}

@@ -89,8 +89,8 @@ static void check_file(const char *path, size_t max_probes)
 		dwfl_end(dwfl);
 		return;
 	}
-	r = cu_index_build(mod, &units);
-	CHECK(r == 0, "%s: cu_index_build: %d", path, r);
+	r = cu_index_new(mod, &units);
+	CHECK(r == 0, "%s: cu_index_new: %d", path, r);
 	CHECK(collect(mod, &probes) == 0, "%s: out of memory", path);
 	p = probes.p;
 	step = probes.n > max_probes ? probes.n / max_probes : 1;

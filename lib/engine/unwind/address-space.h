@@ -33,7 +33,7 @@ typedef struct ModuleInfo {
 	bool fixed;          /* ET_EXEC: at its link addresses, loaded once */
 	/* the mapping of its code: [map_start, map_limit) maps the file from map_offset on */
 	uint64_t map_start, map_limit, map_offset;
-	CuIndex *cu_index;   /* built when libdw cannot find a unit by itself */
+	CuIndex *cu_index;   /* its units (cu-index.h), made on the first address named */
 	SymbolIndex *symbol_index; /* built on the first address named */
 	uint64_t mapped_for; /* the resolver's profile generation told where it is mapped */
 	bool cu_index_built;

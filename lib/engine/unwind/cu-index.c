@@ -3,6 +3,7 @@
 
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +23,11 @@ typedef struct UnitScopes {
 } UnitScopes;
 
 struct CuIndex {
-	CuRange *ranges; /* sorted by low */
+	Dwfl_Module *mod;
+	CuRange *ranges; /* sorted by low; read on the first cu_index_find() */
 	size_t n, allocated;
 	Dwarf_Addr bias;
+	bool ranges_read;
 	UnitScopes *units; /* sorted by unit */
 	size_t n_units, allocated_units;
 };
@@ -58,16 +61,25 @@ static int add_range(CuIndex *x, uint64_t low, uint64_t high, Dwarf_Die *cu)
 	return 0;
 }
 
-int cu_index_build(Dwfl_Module *mod, CuIndex **ret)
+int cu_index_new(Dwfl_Module *mod, CuIndex **ret)
 {
-	_cleanup_(cu_index_freep) CuIndex *x = calloc(1, sizeof(*x));
+	CuIndex *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	x->mod = mod;
+	*ret = x;
+	return 0;
+}
+
+/* Every unit's ranges: a few ms for libc's, so only for modules libdw cannot find units of. */
+static int read_ranges(CuIndex *x)
+{
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr bias;
 	int r;
 
-	if (!x)
-		return -ENOMEM;
-	while ((cu = dwfl_module_nextcu(mod, cu, &bias))) {
+	while ((cu = dwfl_module_nextcu(x->mod, cu, &bias))) {
 		Dwarf_Addr base, start, end;
 		ptrdiff_t off = 0;
 
@@ -82,14 +94,20 @@ int cu_index_build(Dwfl_Module *mod, CuIndex **ret)
 	}
 	if (x->n > 0) /* a module without units has no array at all */
 		qsort(x->ranges, x->n, sizeof(CuRange), range_compare);
-	*ret = TAKE_PTR(x);
 	return 0;
 }
 
-Dwarf_Die *cu_index_find(const CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias)
+Dwarf_Die *cu_index_find(CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias)
 {
+	size_t lo;
+
+	if (!x->ranges_read) {
+		x->ranges_read = true;
+		if (read_ranges(x) < 0)
+			x->n = 0; /* none found then, and not again */
+	}
 	/* the last range starting at or below addr */
-	size_t lo = SORTED_UPPER_BOUND(x->ranges, x->n, low, addr);
+	lo = SORTED_UPPER_BOUND(x->ranges, x->n, low, addr);
 
 	if (lo == 0 || addr >= x->ranges[lo - 1].high)
 		return NULL;

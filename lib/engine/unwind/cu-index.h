@@ -4,8 +4,8 @@
 /*
  * A module's compile units by address range, for finding the unit of an
  * address when libdw cannot: libdw 0.188 looks units up through
- * .debug_aranges only, and clang does not emit that section. Built once per
- * module by reading every unit's ranges; lookups are a binary search.
+ * .debug_aranges only, and clang does not emit that section. Read once per
+ * module, every unit's ranges, when first needed; lookups are a binary search.
  * Also keeps each unit's scope index (scope-index.h), built on first use.
  */
 
@@ -16,11 +16,12 @@
 
 typedef struct CuIndex CuIndex;
 
-int cu_index_build(Dwfl_Module *mod, CuIndex **ret);
+/* Empty: the ranges are read on the first cu_index_find(), each unit's scopes on first use. */
+int cu_index_new(Dwfl_Module *mod, CuIndex **ret);
 CuIndex *cu_index_free(CuIndex *x);
 
 /* The unit covering absolute address 'addr' and the module's bias, or NULL. */
-Dwarf_Die *cu_index_find(const CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias);
+Dwarf_Die *cu_index_find(CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias);
 
 /*
  * The scope index of the unit (or partial unit) 'cudie' of the module, built

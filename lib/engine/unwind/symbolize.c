@@ -94,7 +94,7 @@ static CuIndex *units_of(Dwfl_Module *mod, ModuleInfo *info)
 {
 	if (!info->cu_index_built) {
 		info->cu_index_built = true;
-		if (cu_index_build(mod, &info->cu_index) < 0)
+		if (cu_index_new(mod, &info->cu_index) < 0)
 			info->cu_index = NULL;
 	}
 	return info->cu_index;
