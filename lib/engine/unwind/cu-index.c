@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "array.h"
-#include "cleanup.h"
 #include "sorted.h"
 
 typedef struct CuRange {
@@ -43,8 +42,6 @@ CuIndex *cu_index_free(CuIndex *x)
 	free(x);
 	return NULL;
 }
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(CuIndex *, cu_index_free);
 
 static int range_compare(const void *a, const void *b)
 {
