@@ -98,18 +98,18 @@ static int descend(Dwarf_Die *top, Dwarf_Addr pc, Dwarf_Die *path, size_t *ret_d
 
 /*
  * dwarf_getscopes() gives nothing when the abstract origin of the innermost
- * inlined instance is not where its walk of the origin's unit reaches.
- * 1: reached; 0: not; -1: libdw must decide.
+ * inlined instance is not where its walk looks for it: libdw 0.188 walks the
+ * address's unit, newer ones the origin's. An origin in another unit (link-time
+ * optimised code) is left to libdw. 1: reached; 0: not; -1: libdw must decide.
  */
-static int origin_reached(CuIndex *units, Dwarf_Die *inlined)
+static int origin_reached(const ScopeIndex *x, Dwarf_Die *cudie, Dwarf_Die *inlined)
 {
-	const ScopeIndex *x;
 	Dwarf_Attribute attr;
 	Dwarf_Die origin, unit;
 
 	if (!dwarf_formref_die(dwarf_attr(inlined, DW_AT_abstract_origin, &attr), &origin) ||
 	    dwarf_tag(&origin) != DW_TAG_subprogram || !dwarf_diecu(&origin, &unit, NULL, NULL) ||
-	    cu_index_scopes(units, &unit, &x) < 0)
+	    unit.addr != cudie->addr)
 		return -1;
 	return scope_index_reaches(x, &origin);
 }
@@ -132,7 +132,7 @@ static bool chain_by_index(CuIndex *units, Dwarf_Die *cudie, Dwarf_Addr pc, Func
 		if (dwarf_tag(&path[k]) == DW_TAG_inlined_subroutine)
 			inlined = k;
 	if (inlined >= 0) {
-		int r = origin_reached(units, &path[inlined]);
+		int r = origin_reached(x, cudie, &path[inlined]);
 
 		if (r <= 0)
 			return r == 0;
