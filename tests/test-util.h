@@ -165,6 +165,20 @@ static inline bool test_wait_started(pid_t pid, const char *exe_substring, unsig
 	return test_wait_until(30, test_process_started, &st);
 }
 
+/* The path of the C library this program runs with, from its own mappings (NULL: none). */
+static inline char *test_own_libc(void)
+{
+	char line[4096], path[4096], *found = NULL;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %*s %*s %*s %4095s", path) == 1 && strstr(path, "/libc.so"))
+			found = strdup(path);
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* A test program of several cases: main() runs the one named by argv[1]. */
 typedef struct TestCase {
 	const char *name;

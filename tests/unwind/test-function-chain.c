@@ -119,21 +119,9 @@ static void check_file(const char *path, size_t max_probes)
 	dwfl_end(dwfl);
 }
 
-/* The C library this program runs with, from its own mappings. */
-static char *own_libc(void)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096], path[4096];
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %*s %*s %*s %*s %4095s", path) == 1 && strstr(path, "/libc.so"))
-			return strdup(path);
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
-	_cleanup_free_ char *libc = own_libc();
+	_cleanup_free_ char *libc = test_own_libc();
 	size_t max_probes = argc > 1 ? strtoul(argv[1], NULL, 10) : 5000;
 
 	CHECK(libc != NULL, "cannot find this process's C library");
