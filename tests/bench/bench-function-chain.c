@@ -14,17 +14,12 @@
 #include "cleanup.h"
 #include "cu-index.h"
 #include "function-chain.h"
+#include "offline-module.h"
 
 typedef struct Probe {
 	Dwarf_Die *cu;
 	Dwarf_Addr pc;
 } Probe;
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
 
 static double cpu_ms(void)
 {
@@ -79,11 +74,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	probes = calloc(max, sizeof(Probe));
-	dwfl = dwfl_begin(&offline_callbacks);
-	if (!probes || !dwfl)
+	if (!probes)
 		return 1;
-	mod = dwfl_report_offline(dwfl, argv[1], argv[1], -1);
-	if (!mod || dwfl_report_end(dwfl, NULL, NULL) != 0 || cu_index_new(mod, &units) < 0) {
+	if (offline_module_open(argv[1], &dwfl, &mod) < 0 || cu_index_new(mod, &units) < 0) {
 		fprintf(stderr, "cannot load '%s': %s\n", argv[1], dwfl_errmsg(-1));
 		return 1;
 	}

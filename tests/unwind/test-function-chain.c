@@ -17,13 +17,8 @@
 #include "cleanup.h"
 #include "cu-index.h"
 #include "function-chain.h"
+#include "offline-module.h"
 #include "test-util.h"
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
 
 typedef struct Probe {
 	Dwarf_Die *cu; /* libdwfl's: lives as long as the module */
@@ -75,20 +70,15 @@ static void check_file(const char *path, size_t max_probes)
 	_cleanup_free_ Probe *p = NULL;
 	Probes probes = {};
 	CuIndex *units = NULL;
-	Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	size_t step, probed = 0, named = 0, inlined = 0, broken = 0;
 	int r;
 
-	CHECK(dwfl != NULL, "dwfl_begin");
-	if (!dwfl)
+	r = offline_module_open(path, &dwfl, &mod);
+	CHECK(r == 0, "cannot load %s: %s", path, dwfl_errmsg(-1));
+	if (r < 0)
 		return;
-	mod = dwfl_report_offline(dwfl, path, path, -1);
-	CHECK(mod != NULL, "cannot load %s: %s", path, dwfl_errmsg(-1));
-	if (!mod || dwfl_report_end(dwfl, NULL, NULL) != 0) {
-		dwfl_end(dwfl);
-		return;
-	}
 	r = cu_index_new(mod, &units);
 	CHECK(r == 0, "%s: cu_index_new: %d", path, r);
 	CHECK(collect(mod, &probes) == 0, "%s: out of memory", path);

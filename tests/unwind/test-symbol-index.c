@@ -16,17 +16,12 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "offline-module.h"
 #include "symbol-index.h"
 #include "test-util.h"
 
 /* Symbols probed per file, spread over its table: libdwfl's lookups are the slow part. */
 #define MAX_PROBED_SYMBOLS 1500
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
 
 typedef struct Tally {
 	unsigned probed, answered, inside, inside_answered;
@@ -63,20 +58,15 @@ static void probe(const SymbolIndex *x, Dwfl_Module *mod, uint64_t addr, bool in
 static void check_file(const char *path)
 {
 	_cleanup_(symbol_index_freep) SymbolIndex *x = NULL;
-	Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Tally t = {};
 	int n, step, r;
 
-	CHECK(dwfl != NULL, "dwfl_begin");
-	if (!dwfl)
+	r = offline_module_open(path, &dwfl, &mod);
+	CHECK(r == 0, "cannot load %s: %s", path, dwfl_errmsg(-1));
+	if (r < 0)
 		return;
-	mod = dwfl_report_offline(dwfl, path, path, -1);
-	CHECK(mod != NULL, "cannot load %s: %s", path, dwfl_errmsg(-1));
-	if (!mod || dwfl_report_end(dwfl, NULL, NULL) != 0) {
-		dwfl_end(dwfl);
-		return;
-	}
 	r = symbol_index_build(mod, &x);
 	CHECK(r == 0, "%s: symbol_index_build: %s", path, strerror(-r));
 	n = dwfl_module_getsymtab(mod);
