@@ -1081,6 +1081,8 @@ int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *u
 	/* finished: nothing changes them any more */
 	if (c->elsewhere)
 		q = c->quality;
+	else if (c->bpf)
+		q = bpf_sampler_get_quality(c->bpf);
 	else if (c->resolver)
 		q = stack_resolver_get_quality(c->resolver);
 	else

@@ -515,6 +515,9 @@ static int sampler_finish(void *userdata, const char *reason)
 				s->profile, &s->stats);
 	if (r >= 0)
 		r = k;
+	/* the stack-quality report, over every process, once all are named */
+	if (s->resolvers)
+		(void)process_resolvers_finish(s->resolvers);
 	s->naming_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 
 	s->end_reason = reason;
@@ -559,6 +562,13 @@ Profile *bpf_sampler_steal_profile(BpfSampler *s)
 	if (!s || s->loop.phase != SESSION_PHASE_FINISHED)
 		return NULL;
 	return TAKE_PTR(s->profile);
+}
+
+const StackQuality *bpf_sampler_get_quality(const BpfSampler *s)
+{
+	if (!s || s->loop.phase != SESSION_PHASE_FINISHED || !s->resolvers)
+		return NULL;
+	return process_resolvers_get_quality(s->resolvers);
 }
 
 const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s)
