@@ -57,7 +57,7 @@ struct Collector {
 	 * recorded_lock): files of a process gone before the consumer asked for them */
 	ProcessTable *recorded;
 	pthread_mutex_t recorded_lock;
-	/* processes past RECORDED_PROCESSES_MAX (recorded_lock), and their samples (atomic) */
+	/* processes past max_recorded (recorded_lock), and their samples (atomic) */
 	TidSet unrecorded;
 	uint64_t n_unrecorded, samples_unrecorded;
 	uint32_t max_recorded; /* later processes are named only while they run */
