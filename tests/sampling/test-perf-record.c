@@ -167,6 +167,16 @@ static void test_sample(void)
 	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == -EBADMSG, "dyn_size > size");
 	b.words[b.bytes / 8 - 1] = 48;
 	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == 0, "restored");
+
+	/* tid -1: a thread released while it exits, taken as its process's; both -1: none */
+	b.words[2] = 0xffffffff00000064ULL; /* pid 100, tid -1 */
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == 0 && rec.sample.pid == 100 &&
+		      rec.sample.tid == 100, "released thread: pid %u tid %u", rec.sample.pid,
+	      rec.sample.tid);
+	b.words[2] = UINT64_MAX;
+	CHECK(perf_record_parse(&dwarf_format, h, b.bytes, &rec) == 0 && rec.sample.pid == 0 &&
+		      rec.sample.tid == 0, "released process: pid %u tid %u", rec.sample.pid,
+	      rec.sample.tid);
 }
 
 static void test_sample_without_user_state(void)

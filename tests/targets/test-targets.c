@@ -19,6 +19,10 @@
  *                     function and at least two other processes, each with its
  *                     process frame; the collector's own process left out
  *   system-perf-dwarf perf-dwarf on the whole machine: the same, unwound with DWARF
+ *   system-thread-exits perf-dwarf on the whole machine with kernel frames beside a
+ *                     process whose threads start and exit without pause: samples of
+ *                     threads the kernel released already (tid -1) neither fail the
+ *                     session nor become a thread of their own
  *   pid-bpf           --backend=bpf on one process works through the Collector
  */
 #include <ctype.h>
@@ -28,6 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -550,6 +557,63 @@ static int test_system_perf_dwarf(void)
 	return test_result();
 }
 
+static void *short_thread(void *arg)
+{
+	volatile unsigned long sum = 0;
+
+	for (unsigned i = 0; i < 20000; i++)
+		sum += i;
+	return arg;
+}
+
+/* A child whose threads start and exit until it is killed. */
+static pid_t spawn_thread_churn(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		exit(EXIT_FAILURE);
+	if (pid > 0)
+		return pid;
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* not left behind by a test that dies */
+	for (;;) {
+		pthread_t t[8];
+
+		for (size_t i = 0; i < ELEMENTSOF(t); i++)
+			if (pthread_create(&t[i], NULL, short_thread, NULL) != 0)
+				_exit(EXIT_FAILURE);
+		for (size_t i = 0; i < ELEMENTSOF(t); i++)
+			pthread_join(t[i], NULL);
+	}
+}
+
+static int test_system_thread_exits(void)
+{
+	pid_t churn = spawn_thread_churn();
+	CollectorOptions o = {
+		/* kernel frames: a released thread is sampled in its exit, inside the kernel */
+		.sampling = { .hz = 999, .duration_nanos = 3 * NSEC, .backend = "perf-dwarf" },
+	};
+	SamplingTarget *target = NULL;
+	uint64_t released = 0;
+	Run run;
+
+	if (sampling_target_new_system(NULL, 0, &target) < 0)
+		return EXIT_FAILURE;
+	o.sampling.target = target;
+	if (run_start(&run, 0, &o) < 0)
+		return EXIT_FAILURE;
+	run_finish(&run); /* checks that it did not fail */
+	reap(churn);
+	for (size_t i = 0; i < run.profile->n_samples; i++)
+		released += run.profile->samples[i].tid == 0 || run.profile->samples[i].tid == UINT32_MAX;
+	CHECK(count_samples(run.profile, (uint32_t)churn, NULL) > 0, "samples of the churning process");
+	CHECK(released == 0, "%" PRIu64 " samples of a thread 0 or -1", released);
+	run_done(&run);
+	sampling_target_free(target);
+	return test_result();
+}
+
 static int test_pid_bpf(void)
 {
 	/* outlives the window however long a loaded machine takes to start it */
@@ -585,6 +649,7 @@ int main(int argc, char **argv)
 		{ "cgroup-many", test_cgroup_many },
 		{ "system", test_system },
 		{ "system-perf-dwarf", test_system_perf_dwarf },
+		{ "system-thread-exits", test_system_thread_exits },
 		{ "pid-bpf", test_pid_bpf },
 	};
 

@@ -139,6 +139,15 @@ static int parse_sample(const PerfRecordFormat *f, Cursor *c, uint16_t misc, Per
 		r = cursor_u64(c, &s->ip);
 	if (r == 0 && (t & PERF_SAMPLE_TID))
 		r = cursor_u32_pair(c, &s->pid, &s->tid);
+	/*
+	 * -1 is the kernel's id of a task it released already while it still runs its
+	 * exit (a thread reaps itself): the sample is its process's, as its main
+	 * thread's, or of no process (0, as the idle task's) once the process is gone too
+	 */
+	if (r == 0 && s->pid == UINT32_MAX)
+		s->pid = 0;
+	if (r == 0 && s->tid == UINT32_MAX)
+		s->tid = s->pid;
 	if (r == 0 && (t & PERF_SAMPLE_TIME))
 		r = cursor_u64(c, &s->time);
 	if (r == 0)
