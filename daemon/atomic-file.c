@@ -35,7 +35,7 @@ int open_private_dir(int dir_fd, const char *name, mode_t mode)
 static int create_temp(int dir_fd, const char *tmp)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 		if (fd >= 0 || errno != EEXIST)
 			return fd >= 0 ? fd : negative_errno();

@@ -273,6 +273,14 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 		return log_error_errno(r, "cannot set up the kernel's symbols: %s", strerror(-r));
 	/* the kernel's symbols ready before the first session needs them, off its path */
 	(void)worker_pool_submit(m->workers, prefetch_kernel_table, NULL, m->kernel_table);
+	/* the system C library's debug files inflated once, niced, before a session needs them */
+	r = inflated_debug_new(event, m->state_fd, m->config.symbol_cache_disk_max_bytes,
+			       &m->inflated_debug);
+	if (r < 0)
+		log_warning("cannot use '%s/" INFLATED_DEBUG_DIR "', each unwinder inflates debug "
+			    "files itself: %s", m->state_dir, private_dir_problem(r));
+	else
+		inflated_debug_prepare(m->inflated_debug);
 	r = stack_sizes_new(m->state_fd, &m->stack_sizes);
 	if (r < 0) {
 		/* sessions copy the whole stack_bytes until they learn again: not worth failing for */
@@ -305,6 +313,7 @@ Manager *manager_free(Manager *m)
 	free(m->sessions);
 	unwinder_pool_free(m->unwinders); /* after the sessions: they detach from it */
 	debuginfod_fetch_free(m->debuginfod); /* after the unwinders, whose requests it serves */
+	inflated_debug_free(m->inflated_debug); /* the same */
 	run_store_free(m->runs);
 	symbol_cache_free(m->symbols);
 	kernel_table_free(m->kernel_table);

@@ -16,10 +16,12 @@
 #include "config.h"
 #include "debuginfod-fetch.h"
 #include "export-stream.h"
+#include "inflated-debug.h"
 #include "kernel-table.h"
 #include "run-store.h"
 #include "stack-sizes.h"
 #include "symbol-cache.h"
+#include "inflated-debug.h"
 #include "symbol-store.h"
 #include "unwinder-pool.h"
 #include "worker-pool.h"
@@ -47,6 +49,7 @@ typedef struct Manager {
 	SymbolCache *symbols; /* names and unwind tables by file identity, shared by all sessions */
 	SymbolStore *symbol_store; /* the same on disk: state/symbols/ */
 	KernelTable *kernel_table; /* /proc/kallsyms read once, at start (prefetched) */
+	InflatedDebug *inflated_debug; /* state/inflated-debug/: system debug files, inflated once */
 	DebuginfodFetch *debuginfod; /* missing debug files from debuginfod; NULL: none */
 	StackSizes *stack_sizes;   /* the stack copy each caller's programs need: state/stack-sizes */
 	UnwinderPool *unwinders; /* the sandboxed unwinders, one per caller uid */

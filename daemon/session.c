@@ -504,6 +504,8 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 		.max_backlog_bytes = m->config.max_backlog_bytes,
 		.kernel_table = m->kernel_table,
 		.debug_fetch = m->debuginfod ? debuginfod_fetch_opener(m->debuginfod) : NULL,
+		.debug_substitute = m->inflated_debug ? inflated_debug_substitute(m->inflated_debug)
+						      : NULL,
 	};
 	BackendChoice choice;
 	StackUnwindMode mode;

@@ -15,6 +15,11 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
   microseconds, every thread and child process included, also those that ended); without
   cgroup v2, from /proc/PID/stat of profd and its live children (clock ticks: too coarse
   for short warm sessions);
+- start-up: profd's own work before any session (the kernel's symbols; the inflated copy
+  of the C library's separate debug file, made at nice 19) is waited for and printed apart:
+  "first session (fresh state)" is the first after start; "first at once after install"
+  (--installs) is a session started as soon as profd answers on an empty state directory,
+  the start-up work still running and counted in it;
 - restart: profd stopped (SIGTERM) and started again on the same state directory, one
   session of the same binary: the cold figure after a restart (--restarts times, with a
   baseline each of its restarts beside one of the build under test);
@@ -118,10 +123,12 @@ class Daemon:
         self.profd = None
         self.log = open(os.path.join(tmp, 'profd.log'), 'a')
 
-    def start_profd(self):
-        """Start profd and wait until it answers and its start-up work is over (its CPU
-        stays still for 0.2 s); the CPU that start-up took (seconds)."""
+    def start_profd(self, settle=True):
+        """Start profd and wait until it answers and (settle) its start-up work is over (its
+        CPU stays still for 0.2 s and the inflated copies of debug files it queued are made);
+        the CPU that start-up took (seconds)."""
         cpu0 = self.cpu() if self.cgroup else 0
+        log_start = os.path.getsize(os.path.join(self.tmp, 'profd.log'))
         self.profd = subprocess.Popen(
             [self.profd_bin, '--address=' + self.address, '--state-dir=%s/state' % self.tmp,
              '--config=%s/profd.conf' % self.tmp], stderr=self.log)
@@ -137,7 +144,18 @@ class Daemon:
             time.sleep(0.05)
         else:
             fail('profd did not come up on the bus')
-        # what it does once at start (reading the kernel's symbols) is not a session's cost
+        if not settle:
+            return self.cpu() - cpu0
+        # what it does once at start (reading the kernel's symbols, inflating the C library's
+        # debug file at nice 19) is not a session's cost
+        for _ in range(1200):
+            with open(os.path.join(self.tmp, 'profd.log')) as f:
+                f.seek(log_start)
+                log = f.read()
+            if log.count('making an inflated copy') <= (log.count('made an inflated copy') +
+                                                        log.count('cannot make an inflated')):
+                break
+            time.sleep(0.05)
         prev = self.cpu()
         for _ in range(100):
             time.sleep(0.2)
@@ -465,6 +483,8 @@ def main():
                     '(default: workload-split; it gets SECONDS+30 and THREADS as arguments)')
     ap.add_argument('--warm', type=int, default=3)
     ap.add_argument('--restarts', type=int, default=1)
+    ap.add_argument('--installs', type=int, default=1, help='sessions each started at once on '
+                    'a restarted profd with an empty state directory')
     ap.add_argument('--slowdown-runs', type=int, default=3, help='0: no slowdown runs')
     ap.add_argument('--fixed-work-millions', type=int, default=150)
     ap.add_argument('--scaling', default='1,8,64')
@@ -515,6 +535,14 @@ def main():
                 base.start_profd()
                 base_restarts.append(profd_session(base, a.workload_split, a.threads, a.seconds,
                                                    a.hz))
+        # as after an install: an empty state directory and a session at once, while profd
+        # still makes its start-up copies (their CPU counts in the session's)
+        installs = []
+        for _ in range(a.installs):
+            d.stop_profd()
+            shutil.rmtree(os.path.join(tmp, 'state'))
+            d.start_profd(settle=False)
+            installs.append(profd_session(d, a.workload_split, a.threads, a.seconds, a.hz))
         if base:
             base.close()
             base = None
@@ -526,6 +554,7 @@ def main():
         print('%-34s %10s %9s %8s %8s %12s %7s' % ('', 'CPU/sample', 'vs perf', 'samples',
                                                    'dropped', 'collector', 'copy'))
         rows = [('profd first session (fresh state)', first)]
+        rows += [('profd first at once after install', r) for r in installs]
         rows += [('profd after restart %d' % (i + 1), r) for i, r in enumerate(restarts)]
         rows += [('profd cold %d (never-seen copy)' % (i + 1), c) for i, c in enumerate(cold)]
         rows += [('profd warm %d' % (i + 1), w) for i, w in enumerate(warm)]

@@ -603,6 +603,7 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 	c->file_policy.no_kernel_symbols = options->sampling.exclude_kernel;
 	c->file_policy.kernel_table = options->kernel_table;
 	c->file_policy.fetch = options->debug_fetch;
+	c->file_policy.debug_substitute = options->debug_substitute;
 	if (so.target && sampling_target_is_multi_process(so.target)) {
 		c->target = so.target;
 		c->admit = so.admit;

@@ -57,6 +57,8 @@ typedef struct CollectorOptions {
 	KernelTable *kernel_table;
 	/* debug files by build-id that no debug directory holds (TargetFilePolicy.fetch); NULL: none */
 	const TargetFileOpener *debug_fetch;
+	/* what a debug file found by build-id is handed over as (TargetFilePolicy); NULL: itself */
+	const DebugFileSubstitute *debug_substitute;
 	CollectorCheckFn check;
 	void *check_userdata;
 	/*

@@ -477,6 +477,18 @@ static const char *const *policy_debug_dirs(const TargetFilePolicy *policy)
 	return policy && policy->debug_dirs ? policy->debug_dirs : default_debug_dirs;
 }
 
+/* 'fd', or what the substitute hands over instead of it. */
+static int substitute_debug_file(const TargetFileRequest *req, const DebugFileSubstitute *sub,
+				 int fd)
+{
+	int other = sub->substitute(req, fd, sub->userdata);
+
+	if (other < 0)
+		return fd;
+	safe_close(fd);
+	return other;
+}
+
 /*
  * Debug files: by the target's owner, and for debuglinks the path of the file
  * it maps (and that mapping, if the target still runs).
@@ -493,6 +505,8 @@ static int open_debug_kind(const TargetFileRequest *req, const TargetFilePolicy 
 		return mapped_path ? open_debuglink(req, debug_dirs, owner, mapped_path, m) : -ESRCH;
 	case TARGET_FILE_BUILD_ID:
 		r = open_build_id(req, debug_dirs, owner);
+		if (r >= 0 && policy && policy->debug_substitute)
+			r = substitute_debug_file(req, policy->debug_substitute, r);
 		if (r == -ENOENT && policy && policy->fetch)
 			r = target_file_opener_open(policy->fetch, req);
 		return r;

@@ -70,6 +70,17 @@ typedef struct TargetFileOpener {
 
 typedef struct KernelTable KernelTable;
 
+/*
+ * A debug file found by build-id, before it is handed over: a descriptor of
+ * the same debug info in a form cheaper to read (daemon/inflated-debug.h:
+ * its compressed sections inflated once for every caller), or negative to
+ * hand over 'fd' itself. Must not block; 'fd' stays the caller's.
+ */
+typedef struct DebugFileSubstitute {
+	int (*substitute)(const TargetFileRequest *request, int fd, void *userdata);
+	void *userdata;
+} DebugFileSubstitute;
+
 /* Trusted configuration of target_file_open(), never taken from a request. */
 typedef struct TargetFilePolicy {
 	/* where debug files are looked up; NULL-terminated, NULL = { "/usr/lib/debug", NULL } */
@@ -84,6 +95,8 @@ typedef struct TargetFilePolicy {
 	 * NULL: none (the daemon's debuginfod fetch, daemon/debuginfod-fetch.h).
 	 */
 	const TargetFileOpener *fetch;
+	/* what a BUILD_ID found in a debug directory is handed over as; NULL: the file itself */
+	const DebugFileSubstitute *debug_substitute;
 } TargetFilePolicy;
 
 /* The uids files of a target may belong to besides root: its real, effective and fs uid. */

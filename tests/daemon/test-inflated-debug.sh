@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Debug files of system binaries inflated once for every caller (#14, DESIGN.md §8
+# "Caches"): profd makes an inflated copy of the C library's compressed separate debug
+# file in state/inflated-debug/ when it starts, and hands it over instead of the file
+# itself to every unwinder that asks for it by build-id, so that no unwinder — root's,
+# another uid's, one after a restart — inflates libc's debug sections again. Seen in
+# what each unwinder maps (libdw maps the debug file it reads) and in profd's log (one
+# copy made in all).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/unwinder-lib.sh"
+
+build_id=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ { print $3 }')
+debug=/usr/lib/debug/.build-id/${build_id:0:2}/${build_id:2}.debug
+if [[ -z $build_id || ! -r $debug ]] ||
+	! readelf -SW "$debug" | grep -q '\.debug_info.* C *[0-9]'; then
+	fail "no compressed separate debug file of libc: install libc6-dbg (tools/run-tests does)"
+fi
+
+copies_made() {
+	grep -c "made an inflated copy of debug file '$build_id-" "$T/profd.log"
+}
+
+copies_made_at_least() {
+	(($(copies_made) >= $1))
+}
+
+# maps_copy UID: uid's newest unwinder maps libc's inflated copy and not the compressed file
+maps_copy() {
+	local pid
+	pid=$(unwinder_pid "$1")
+	[[ -n $pid ]] || fail "no unwinder for uid $1"
+	grep -q "/inflated-debug/$build_id-" "/proc/$pid/maps" ||
+		fail "uid $1's unwinder (pid $pid) does not map libc's inflated copy: $(grep -c "$debug" "/proc/$pid/maps") mappings of $debug"
+	! grep -q "$debug" "/proc/$pid/maps" || fail "uid $1's unwinder maps the compressed $debug"
+}
+
+# session_of AS...: a 1 s session of a fresh workload-split run by AS (nothing: root), completed
+session_of() {
+	spawn_workload "$@" "$WORKLOAD_SPLIT" 60 1
+	finished_session "$@" "$SPAWNED" 999 1000000 >/dev/null
+	kill "$SPAWNED"
+}
+
+printf 'UnwinderIdleSec=600\n' >"$T/profd.conf"
+start_bus
+start_profd
+wait_until 60 copies_made_at_least 1 ||
+	fail "profd made no inflated copy of libc's debug file: $(grep inflated "$T/profd.log")"
+copy=$(find "$T/state/inflated-debug" -name "$build_id-*.debug")
+[[ -n $copy && $(stat -c %a "$copy") == 600 ]] || fail "no private copy: '$copy'"
+readelf -n "$copy" | grep -q "Build ID: $build_id" || fail "the copy lost its build-id"
+! readelf -SW "$copy" | grep -q '\.debug_.* C *[0-9]' || fail "the copy has compressed sections"
+ok "libc's debug file inflated at start: $(($(stat -c %s "$copy") / 1024)) KiB from $(($(stat -c %s "$debug") / 1024)) KiB"
+
+session_of
+maps_copy 0
+session_of "${AS_NOBODY[@]}"
+maps_copy $NOBODY
+ok "root's and uid $NOBODY's unwinders name libc from the inflated copy"
+
+# a restarted unwinder that names a libc instruction no one named before (here: none kept)
+stop_profd
+rm -rf "$T/state/symbols"
+start_profd
+session_of "${AS_NOBODY[@]}"
+maps_copy $NOBODY
+(($(copies_made) == 1)) || fail "libc's debug file was inflated $(copies_made) times"
+ok "after a restart too, and the copy was made once in all"
+
+# a copy under another identity (of a file that changed since) is never handed over
+stop_profd
+mv "$copy" "$(dirname "$copy")/$build_id-0-0-0-0.000000000.debug"
+rm -rf "$T/state/symbols" # libc named again, not from the names kept
+start_profd
+wait_until 60 copies_made_at_least 2 || fail "no new copy beside one of another identity"
+session_of
+maps_copy 0
+! grep -q -- "-0-0-0-0.000000000.debug" "/proc/$(unwinder_pid 0)/maps" || fail "the other copy is used"
+(($(find "$T/state/inflated-debug" -name "$build_id-*.debug" | wc -l) == 2)) ||
+	fail "$(ls "$T/state/inflated-debug")"
+ok "a copy named by another file's identity is not used: a new one is made"
