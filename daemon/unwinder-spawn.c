@@ -31,7 +31,7 @@
  */
 #define UNWINDER_FILES_MAX 16384U
 
-/* In the child, between fork and exec: system calls only. */
+/* In the child, between vfork and exec (on profd's memory, profd waiting): system calls only. */
 _Noreturn static void exec_helper(const char *path, int sock, uint64_t memory_bytes)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -64,6 +64,21 @@ _Noreturn static void exec_helper(const char *path, int sock, uint64_t memory_by
 	_exit(127);
 }
 
+/*
+ * vfork: no copy of profd's page tables to make and fault back apart before the
+ * exec (profd maps every session's backlog); the child only makes system calls.
+ * A function of its own: the caller's locals are out of the child's reach.
+ */
+__attribute__((noinline)) static pid_t start_helper(const char *path, int sock,
+						     uint64_t memory_bytes)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		exec_helper(path, sock, memory_bytes);
+	return pid < 0 ? negative_errno() : pid;
+}
+
 int unwinder_spawn(const char *path, uint64_t memory_bytes, pid_t *ret_pid, int *ret_pidfd,
 		   int *ret_sock)
 {
@@ -79,11 +94,9 @@ int unwinder_spawn(const char *path, uint64_t memory_bytes, pid_t *ret_pid, int 
 		return negative_errno();
 	mine = sv[0];
 	theirs = sv[1];
-	pid = fork();
-	if (pid == 0)
-		exec_helper(path, theirs, memory_bytes);
+	pid = start_helper(path, theirs, memory_bytes);
 	if (pid < 0)
-		return negative_errno();
+		return pid;
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0) {
 		int r = negative_errno();
