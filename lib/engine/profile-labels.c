@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "profile.h"
 
 int profile_set_label_keys(Profile *p, const char *const *keys, uint32_t n)
@@ -44,20 +45,13 @@ int profile_find_label_key(const Profile *p, const char *key, uint32_t *ret)
 
 int profile_add_marker(Profile *p, const ProfileMarker *m)
 {
+	int r;
+
 	if (m->name >= p->n_strings || m->end_ns < m->start_ns)
 		return -EINVAL;
-	if (p->n_markers == p->markers_allocated) {
-		uint32_t n = p->markers_allocated ? p->markers_allocated * 2 : 256;
-		ProfileMarker *a;
-
-		if (n <= p->markers_allocated)
-			return -E2BIG;
-		a = reallocarray(p->markers, n, sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		p->markers = a;
-		p->markers_allocated = n;
-	}
+	r = ARRAY_RESERVE_U32(p->markers, p->markers_allocated, (size_t)p->n_markers + 1, 256);
+	if (r < 0)
+		return r;
 	p->markers[p->n_markers++] = *m;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hash.h"
 
@@ -107,24 +108,6 @@ static bool stack_key_equal(const void *userdata, uint32_t id)
 	return n->parent == k->parent && n->frame == k->frame;
 }
 
-static int grow(void **array, uint32_t *allocated, uint32_t used, size_t size)
-{
-	uint32_t n;
-	void *a;
-
-	if (used < *allocated)
-		return 0;
-	if (*allocated >= UINT32_MAX / 2)
-		return -E2BIG;
-	n = *allocated ? *allocated * 2 : 256;
-	a = reallocarray(*array, n, size);
-	if (!a)
-		return -ENOMEM;
-	*array = a;
-	*allocated = n;
-	return 0;
-}
-
 int profile_new(Profile **ret)
 {
 	_cleanup_profile_ Profile *p = calloc(1, sizeof(*p));
@@ -192,7 +175,7 @@ int profile_intern_string_len(Profile *p, const char *s, size_t len, uint32_t *r
 		*ret = p->string_index.slots[slot];
 		return 0;
 	}
-	r = grow((void **)&p->strings, &p->strings_allocated, p->n_strings, sizeof(char *));
+	r = ARRAY_RESERVE_U32(p->strings, p->strings_allocated, (size_t)p->n_strings + 1, 256);
 	if (r < 0)
 		return r;
 	copy = strndup(s, len);
@@ -222,7 +205,7 @@ int profile_intern_frame(Profile *p, const ProfileFrame *frame, uint32_t *ret)
 		*ret = p->frame_index.slots[slot];
 		return 0;
 	}
-	r = grow((void **)&p->frames, &p->frames_allocated, p->n_frames, sizeof(ProfileFrame));
+	r = ARRAY_RESERVE_U32(p->frames, p->frames_allocated, (size_t)p->n_frames + 1, 256);
 	if (r < 0)
 		return r;
 	p->frames[p->n_frames] = *frame;
@@ -260,7 +243,7 @@ int profile_intern_stack(Profile *p, uint32_t parent, uint32_t frame, uint32_t *
 		*ret = p->stack_index.slots[slot];
 		return 0;
 	}
-	r = grow((void **)&p->stacks, &p->stacks_allocated, p->n_stacks, sizeof(ProfileStackNode));
+	r = ARRAY_RESERVE_U32(p->stacks, p->stacks_allocated, (size_t)p->n_stacks + 1, 256);
 	if (r < 0)
 		return r;
 	p->stacks[p->n_stacks] = (ProfileStackNode){ .parent = parent, .frame = frame };
@@ -324,7 +307,7 @@ int profile_append_thread(Profile *p, uint32_t tid, uint32_t name)
 
 	if (name != PROFILE_NONE && name >= p->n_strings)
 		return -EINVAL;
-	r = grow((void **)&p->threads, &p->threads_allocated, p->n_threads, sizeof(ProfileThread));
+	r = ARRAY_RESERVE_U32(p->threads, p->threads_allocated, (size_t)p->n_threads + 1, 256);
 	if (r < 0)
 		return r;
 	p->threads[p->n_threads++] = (ProfileThread){ .tid = tid, .name = name };
@@ -343,7 +326,7 @@ int profile_set_thread(Profile *p, uint32_t tid, const char *name)
 			return r;
 	}
 	if (!t) {
-		r = grow((void **)&p->threads, &p->threads_allocated, p->n_threads, sizeof(ProfileThread));
+		r = ARRAY_RESERVE_U32(p->threads, p->threads_allocated, (size_t)p->n_threads + 1, 256);
 		if (r < 0)
 			return r;
 		t = &p->threads[p->n_threads++];
@@ -371,8 +354,7 @@ int profile_add_mapping(Profile *p, const ProfileMapping *m)
 
 	if (profile_find_mapping(p, m->module, m->build_id))
 		return 0;
-	r = grow((void **)&p->mappings, &p->mappings_allocated, p->n_mappings,
-		 sizeof(ProfileMapping));
+	r = ARRAY_RESERVE_U32(p->mappings, p->mappings_allocated, (size_t)p->n_mappings + 1, 256);
 	if (r < 0)
 		return r;
 	p->mappings[p->n_mappings++] = *m;
@@ -403,8 +385,8 @@ int profile_set_thread_process(Profile *p, uint32_t tid, uint32_t pid, const cha
 			return r;
 	}
 	if (!proc) {
-		r = grow((void **)&p->processes, &p->processes_allocated, p->n_processes,
-			 sizeof(ProfileProcess));
+		r = ARRAY_RESERVE_U32(p->processes, p->processes_allocated,
+				      (size_t)p->n_processes + 1, 256);
 		if (r < 0)
 			return r;
 		proc = &p->processes[p->n_processes++];
@@ -432,8 +414,7 @@ int profile_append_process(Profile *p, uint32_t pid, uint32_t name, uint32_t lab
 
 	if ((name != PROFILE_NONE && name >= p->n_strings) || label >= p->n_strings)
 		return -EINVAL;
-	r = grow((void **)&p->processes, &p->processes_allocated, p->n_processes,
-		 sizeof(ProfileProcess));
+	r = ARRAY_RESERVE_U32(p->processes, p->processes_allocated, (size_t)p->n_processes + 1, 256);
 	if (r < 0)
 		return r;
 	p->processes[p->n_processes++] = (ProfileProcess){ .pid = pid, .name = name, .label = label };

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "export-writers.h"
 #include "id-map.h"
@@ -58,8 +59,9 @@ typedef struct Pprof {
 	uint64_t *mapping_bias; /* runtime address - frame address, per mapping */
 	int *mapping_rank;      /* sort key: executable, other files, JIT and others, kernel */
 	uint32_t n_mappings;
+	uint32_t mappings_allocated, mapping_bias_allocated, mapping_rank_allocated;
 	PprofFunction *functions;
-	uint32_t n_functions;
+	uint32_t n_functions, functions_allocated;
 	uint32_t *mapping_of_frame, *function_of_frame; /* pprof ids, 0 for none */
 
 	/* an inline chain: a real frame plus the inlined frames above it, innermost last */
@@ -133,20 +135,6 @@ static int64_t string_index(Pprof *b, uint32_t id)
 	return b->string_of[id];
 }
 
-static int grow_array(void **array, uint32_t n, size_t size)
-{
-	void *a;
-
-	/* room for 16, then double whenever a power of two from 16 on fills up */
-	if (n != 0 && (n < 16 || (n & (n - 1))))
-		return 0;
-	a = reallocarray(*array, n ? (size_t)n * 2 : 16, size);
-	if (!a)
-		return -ENOMEM;
-	*array = a;
-	return 0;
-}
-
 /* Whether the unwinder named the frame, rather than falling back to "module+0xoffset". */
 static bool frame_is_symbolised(const Profile *p, const ProfileFrame *fr)
 {
@@ -175,11 +163,13 @@ static int add_frame_mapping(Pprof *b, const ProfileFrame *fr, uint32_t *ret_id)
 	if (is_new) {
 		const ProfileMapping *known = profile_find_mapping(p, fr->module, fr->build_id);
 
-		r = grow_array((void **)&b->mappings, b->n_mappings, sizeof(PprofMapping));
+		r = ARRAY_RESERVE_U32(b->mappings, b->mappings_allocated, (size_t)id + 1, 16);
 		if (r >= 0)
-			r = grow_array((void **)&b->mapping_bias, b->n_mappings, sizeof(uint64_t));
+			r = ARRAY_RESERVE_U32(b->mapping_bias, b->mapping_bias_allocated,
+					      (size_t)id + 1, 16);
 		if (r >= 0)
-			r = grow_array((void **)&b->mapping_rank, b->n_mappings, sizeof(int));
+			r = ARRAY_RESERVE_U32(b->mapping_rank, b->mapping_rank_allocated,
+					      (size_t)id + 1, 16);
 		if (r < 0)
 			return r;
 		m = &b->mappings[id];
@@ -275,7 +265,7 @@ static int add_frames(Pprof *b)
 		if (r < 0)
 			return r;
 		if (is_new) {
-			r = grow_array((void **)&b->functions, b->n_functions, sizeof(PprofFunction));
+			r = ARRAY_RESERVE_U32(b->functions, b->functions_allocated, (size_t)id + 1, 16);
 			if (r < 0)
 				return r;
 			b->functions[id] = (PprofFunction)PERFTOOLS__PROFILES__FUNCTION__INIT;

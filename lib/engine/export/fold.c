@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "id-map.h"
 
@@ -57,18 +58,9 @@ static int intern_node(Folding *f, uint32_t parent, uint32_t function, uint32_t 
 	if (is_new) {
 		uint32_t depth = parent == PROFILE_NONE ? 1 : f->nodes[parent].depth + 1;
 
-		if (id >= f->nodes_allocated) {
-			uint32_t want = f->nodes_allocated ? f->nodes_allocated * 2 : 64;
-			FoldNode *a;
-
-			if (want <= id)
-				want = id + 1;
-			a = reallocarray(f->nodes, want, sizeof(FoldNode));
-			if (!a)
-				return -ENOMEM;
-			f->nodes = a;
-			f->nodes_allocated = want;
-		}
+		r = ARRAY_RESERVE_U32(f->nodes, f->nodes_allocated, (size_t)id + 1, 64);
+		if (r < 0)
+			return r;
 		f->nodes[id] = (FoldNode){
 			.parent = parent, .function = function, .frame = frame, .depth = depth,
 		};

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "hash.h"
 #include "id-table.h"
@@ -81,17 +82,9 @@ int id_map_intern(IdMap *m, uint64_t key, uint32_t *ret_id, bool *ret_new)
 			*ret_new = false;
 		return 0;
 	}
-	if (id == m->allocated) {
-		uint64_t *keys;
-
-		if (m->allocated > UINT32_MAX / 2)
-			return -E2BIG;
-		keys = reallocarray(m->keys, (size_t)m->allocated * 2, sizeof(uint64_t));
-		if (!keys)
-			return -ENOMEM;
-		m->keys = keys;
-		m->allocated *= 2;
-	}
+	r = ARRAY_RESERVE_U32(m->keys, m->allocated, (size_t)id + 1, 16);
+	if (r < 0)
+		return r;
 	m->keys[id] = key;
 	id_table_insert(&m->table, slot, id);
 	*ret_id = id;
