@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "array.h"
 #include "atomic-file.h"
 #include "bus-errors.h"
 #include "caller-text.h"
@@ -342,15 +343,11 @@ void manager_freep(Manager **m)
 
 int manager_add_session(Manager *m, Session *s)
 {
-	if (m->n_sessions == m->n_allocated) {
-		size_t n = m->n_allocated ? m->n_allocated * 2 : 16;
-		Session **a = realloc(m->sessions, n * sizeof(*a));
+	int r;
 
-		if (!a)
-			return -ENOMEM;
-		m->sessions = a;
-		m->n_allocated = n;
-	}
+	r = ARRAY_RESERVE(m->sessions, m->n_allocated, m->n_sessions + 1, 16);
+	if (r < 0)
+		return r;
 	m->sessions[m->n_sessions++] = s;
 	return 0;
 }

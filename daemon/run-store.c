@@ -38,7 +38,7 @@ struct RunStore {
 	size_t n_runs, n_allocated;
 	IdTable index; /* run_id -> positions in runs (every owner's, every state) */
 	OwnerUse *owners; /* as many slots as runs */
-	size_t n_owners;
+	size_t n_owners, owners_allocated;
 	size_t visible;
 	uint64_t visible_bytes;
 };
@@ -244,20 +244,11 @@ static int store_append(RunStore *s, StoredRun *r)
 {
 	int k;
 
-	if (s->n_runs == s->n_allocated) {
-		size_t n = s->n_allocated ? s->n_allocated * 2 : 64;
-		StoredRun **a = realloc(s->runs, n * sizeof(*a));
-		OwnerUse *o;
-
-		if (!a)
-			return -ENOMEM;
-		s->runs = a;
-		o = realloc(s->owners, n * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		s->owners = o;
-		s->n_allocated = n;
-	}
+	k = ARRAY_RESERVE(s->runs, s->n_allocated, s->n_runs + 1, 64);
+	if (k >= 0)
+		k = ARRAY_RESERVE(s->owners, s->owners_allocated, s->n_runs + 1, 64);
+	if (k < 0)
+		return k;
 	k = id_table_reserve(&s->index, 1, hash_position, s);
 	if (k < 0)
 		return k;

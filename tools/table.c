@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "control-chars.h"
 
@@ -32,15 +33,11 @@ void table_freep(Table **t)
 
 int table_add_row(Table *t, const char *const *cells)
 {
-	if (t->n_cells + t->n_columns > t->allocated) {
-		size_t n = (t->allocated + t->n_columns) * 2;
-		char **a = reallocarray(t->cells, n, sizeof(char *));
+	int r;
 
-		if (!a)
-			return -ENOMEM;
-		t->cells = a;
-		t->allocated = n;
-	}
+	r = ARRAY_RESERVE(t->cells, t->allocated, t->n_cells + t->n_columns, 16);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < t->n_columns; i++) {
 		/* cells come from profd and from whoever named a run: nothing may steer the terminal */
 		char *c = strdup_escaped(cells[i] ? cells[i] : "-");

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "record.h"
 #include "time-util.h"
@@ -22,7 +23,8 @@ struct RunRecorder {
 	ResourceSnapshot at_start;
 	StateTransition *transitions;
 	ResourceSample *samples;
-	size_t n, allocated; /* transitions and samples go in pairs */
+	size_t n; /* transitions and samples go in pairs */
+	size_t transitions_allocated, samples_allocated;
 	uint64_t input_bytes, input_units;
 	bool finished;
 };
@@ -42,20 +44,13 @@ static ResourceSnapshot snapshot_of(const RunRecorder *r)
 static int record_transition(RunRecorder *r, RunState state, uint64_t elapsed_ns,
 			     ResourceSnapshot snapshot)
 {
-	if (r->n == r->allocated) {
-		size_t allocated = r->allocated ? r->allocated * 2 : 8;
-		StateTransition *t = reallocarray(r->transitions, allocated, sizeof(*t));
-		ResourceSample *s;
+	int k;
 
-		if (!t)
-			return -ENOMEM;
-		r->transitions = t;
-		s = reallocarray(r->samples, allocated, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		r->samples = s;
-		r->allocated = allocated;
-	}
+	k = ARRAY_RESERVE(r->transitions, r->transitions_allocated, r->n + 1, 8);
+	if (k >= 0)
+		k = ARRAY_RESERVE(r->samples, r->samples_allocated, r->n + 1, 8);
+	if (k < 0)
+		return k;
 	r->transitions[r->n] = (StateTransition) { .state = state, .elapsed_ns = elapsed_ns };
 	r->samples[r->n] = (ResourceSample) {
 		.state = state,
@@ -234,7 +229,7 @@ int run_recorder_finish(RunRecorder *r, RunState status, RunProfile **ret)
 	p->n_transitions = r->n;
 	p->resource_samples = TAKE_PTR(r->samples);
 	p->n_resource_samples = r->n;
-	r->n = r->allocated = 0;
+	r->n = r->transitions_allocated = r->samples_allocated = 0;
 	r->finished = true;
 	*ret = TAKE_PTR(p);
 	return 0;
