@@ -410,6 +410,15 @@ session_prop() {
 	in_container busctl get-property $DEST "$1" $SES "$2" | cut -d' ' -f2- | tr -d '"'
 }
 
+# wait_gone PID SECONDS: whether the container's process PID ends within SECONDS
+wait_gone() {
+	for _ in $(seq $(($2 * 10))); do
+		in_container kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # wait_session PATH STATE [SECONDS]
 wait_session() {
 	local s=

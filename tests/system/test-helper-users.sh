@@ -34,11 +34,7 @@ record() {
 }
 # wait_ended PID: profctl PID ended (within 120 s)
 wait_ended() {
-	for _ in $(seq 1200); do
-		in_container kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	fail "profctl $1 did not end"
+	wait_gone "$1" 120 || fail "profctl $1 did not end"
 }
 # lossless USER NAME: the session's metrics say it kept samples and lost none
 lossless() {
@@ -116,11 +112,7 @@ hung=$(unwinder_of "$bob")
 in_container kill -0 "$hung" 2>/dev/null || fail "bob's unwinder does not run during his session"
 in_container kill -STOP "$hung"
 in_container kill -TERM "$profd"
-for _ in $(seq 300); do
-	in_container kill -0 "$profd" 2>/dev/null || break
-	sleep 0.1
-done
-! in_container kill -0 "$profd" 2>/dev/null || fail "profd $profd did not exit within 30 s of SIGTERM"
+wait_gone "$profd" 30 || fail "profd $profd did not exit within 30 s of SIGTERM"
 journal=$(in_container journalctl -q -b -u profd.service)
 grep -q "profd\[$profd\]: unwinder of uid $bob (pid $hung): did not finish within 10 s once profd began to stop; killed" <<<"$journal" ||
 	fail "profd did not give up on bob's hung unwinder at the stop: $(tail -n 5 <<<"$journal")"

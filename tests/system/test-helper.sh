@@ -124,11 +124,7 @@ ok "root's session has its own unwinder $root_helper, confined the same"
 # interrupted, profctl stops her session and writes what it has (root's runs on)
 stop_profctl() { # PID: SIGINT, then wait for it to end
 	in_container kill -INT "$1"
-	for _ in $(seq 600); do
-		in_container kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	fail "profctl $1 did not end after SIGINT"
+	wait_gone "$1" 60 || fail "profctl $1 did not end after SIGINT"
 }
 stop_profctl "$prof"
 heavy=$(in_container awk '/split_heavy/ { n += $NF } END { print n + 0 }' /home/alice/split.folded) ||
@@ -161,11 +157,7 @@ done
 crashed=$(unwinder_of "$alice")
 in_container kill -0 "$crashed" 2>/dev/null || fail "uid $alice's unwinder $crashed is not running during her session"
 in_container kill -SEGV "$crashed"
-for _ in $(seq 600); do
-	in_container kill -0 "$prof" 2>/dev/null || break
-	sleep 0.1
-done
-! in_container kill -0 "$prof" 2>/dev/null || fail "uid $alice's session did not end when her unwinder crashed"
+wait_gone "$prof" 60 || fail "uid $alice's session did not end when her unwinder crashed"
 log=$(in_container cat /home/alice/crash.log)
 [[ $log == *"killed by signal 11"* ]] || fail "uid $alice's profctl does not say her unwinder crashed: $log"
 [[ $(main_pid) == "$profd" && $(in_container systemctl show -P NRestarts profd.service) == "$restarts" ]] ||
