@@ -120,9 +120,7 @@ int manager_start_unit_session(Manager *m, sd_bus_message *msg, const SessionReq
 	sd_bus *system;
 	int r;
 
-	if (m->stopping)
-		return sd_bus_error_setf(error, PROFD_ERROR_NOT_READY, "profd is shutting down");
-	r = access_sender_creds(msg, &caller);
+	r = manager_start_caller(m, msg, &caller, error);
 	if (r < 0)
 		return r;
 	/* lookups under way are bounded as sessions are: each may become one */

@@ -784,6 +784,13 @@ static int open_target(const CallerCreds *caller, pid_t pid, TargetInfo *ret, in
 	return 0;
 }
 
+int manager_start_caller(Manager *m, sd_bus_message *msg, CallerCreds *ret, sd_bus_error *error)
+{
+	if (m->stopping)
+		return sd_bus_error_setf(error, PROFD_ERROR_NOT_READY, "profd is shutting down");
+	return access_sender_creds(msg, ret);
+}
+
 int manager_start_session(Manager *m, sd_bus_message *msg, SessionRequest *req, int kernel,
 			  Session **ret, sd_bus_error *error)
 {
@@ -796,9 +803,7 @@ int manager_start_session(Manager *m, sd_bus_message *msg, SessionRequest *req, 
 	Session *s;
 	int r;
 
-	if (m->stopping)
-		return sd_bus_error_setf(error, PROFD_ERROR_NOT_READY, "profd is shutting down");
-	r = access_sender_creds(msg, &caller);
+	r = manager_start_caller(m, msg, &caller, error);
 	if (r < 0)
 		return r;
 	/* check access and limits */

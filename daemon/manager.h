@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "access.h"
 #include "budget.h"
 #include "config.h"
 #include "debuginfod-fetch.h"
@@ -124,11 +125,6 @@ int manager_parse_options(sd_bus_message *msg, ManagerOptionFn fn, void *userdat
 			  sd_bus_error *error);
 int manager_validate_session_request(const SessionRequest *req, sd_bus_error *error);
 /*
- * Start a session of process req->pid for the sender of 'msg': check its
- * access and the limits (kernel: -1 or the "kernel" option), charge its
- * descriptors, start it. Errors are set in 'error'.
- */
-/*
  * StartSession of req->unit: its cgroup is asked of systemd without blocking,
  * the call answered then (1: under way), or a bus error now.
  */
@@ -137,6 +133,13 @@ int manager_start_unit_session(Manager *m, sd_bus_message *msg, const SessionReq
 /* Answer the StartSession calls still waiting for systemd: profd is stopping. */
 void manager_fail_unit_sessions(Manager *m);
 
+/* The credentials of whoever sent the start 'msg'; a bus error (NotReady) once profd stops. */
+int manager_start_caller(Manager *m, sd_bus_message *msg, CallerCreds *ret, sd_bus_error *error);
+/*
+ * Start a session of process req->pid for the sender of 'msg': check its
+ * access and the limits (kernel: -1 or the "kernel" option), charge its
+ * descriptors, start it. Errors are set in 'error'.
+ */
 int manager_start_session(Manager *m, sd_bus_message *msg, SessionRequest *req, int kernel,
 			  Session **ret, sd_bus_error *error);
 
