@@ -53,54 +53,27 @@ static unsigned n_chunks = 400, n_threads = 2, unit_rounds = 2048;
 static bool scribble;
 static volatile uint64_t sink;
 
-/* Distinct seeds keep the compiler from folding the four into one function. */
-static __attribute__((noinline)) uint64_t read_hot(uint64_t rounds)
-{
-	uint64_t x = 11;
+/*
+ * A stage's hot function: MIX over 'rounds' of 256 steps. Distinct seeds keep
+ * the compiler from folding the four into one function.
+ */
+#define HOT_FUNCTION(name, seed)                                        \
+	static __attribute__((noinline)) uint64_t name(uint64_t rounds) \
+	{                                                               \
+		uint64_t x = (seed);                                    \
+									\
+		for (uint64_t r = 0; r < rounds; r++)                   \
+			for (int i = 0; i < 256; i++) {                 \
+				x += (uint64_t)i;                       \
+				MIX(x);                                 \
+			}                                               \
+		return x;                                               \
+	}
 
-	for (uint64_t r = 0; r < rounds; r++)
-		for (int i = 0; i < 256; i++) {
-			x += (uint64_t)i;
-			MIX(x);
-		}
-	return x;
-}
-
-static __attribute__((noinline)) uint64_t decode_hot(uint64_t rounds)
-{
-	uint64_t x = 23;
-
-	for (uint64_t r = 0; r < rounds; r++)
-		for (int i = 0; i < 256; i++) {
-			x += (uint64_t)i;
-			MIX(x);
-		}
-	return x;
-}
-
-static __attribute__((noinline)) uint64_t scan_hot(uint64_t rounds)
-{
-	uint64_t x = 37;
-
-	for (uint64_t r = 0; r < rounds; r++)
-		for (int i = 0; i < 256; i++) {
-			x += (uint64_t)i;
-			MIX(x);
-		}
-	return x;
-}
-
-static __attribute__((noinline)) uint64_t report_hot(uint64_t rounds)
-{
-	uint64_t x = 41;
-
-	for (uint64_t r = 0; r < rounds; r++)
-		for (int i = 0; i < 256; i++) {
-			x += (uint64_t)i;
-			MIX(x);
-		}
-	return x;
-}
+HOT_FUNCTION(read_hot, 11)
+HOT_FUNCTION(decode_hot, 23)
+HOT_FUNCTION(scan_hot, 37)
+HOT_FUNCTION(report_hot, 41)
 
 /* In the order and with the units of scanner-plan.h */
 static const struct {
