@@ -17,6 +17,7 @@
 #include "live-record.h"
 #include "live-run.h"
 #include "log.h"
+#include "manager-call.h"
 #include "manager-live.h"
 #include "manager-runs.h"
 #include "run-store.h"
@@ -259,9 +260,7 @@ static int check_finishable(const Session *s, sd_bus_error *error)
  * restarted meanwhile), the program's record adopts what profd stored.
  */
 typedef struct FinishParse {
-	Manager *manager;
-	sd_bus_message *message;
-	uid_t uid;
+	ManagerCall call;
 	char session_id[SESSION_ID_LENGTH + 1];
 	const char *run_id, *input; /* in 'message' */
 	size_t input_size;
@@ -279,10 +278,7 @@ static FinishParse *finish_parse_free(FinishParse *j)
 {
 	if (!j)
 		return NULL;
-	if (j->message) {
-		manager_request_end(j->manager, j->uid);
-		sd_bus_message_unref(j->message);
-	}
+	manager_call_release(&j->call);
 	run_profile_free(j->record);
 	free(j->why);
 	free(j->stored_json);
@@ -300,7 +296,8 @@ static int adopt_stored(FinishParse *j)
 	int r;
 
 	if (!j->stored_json) {
-		r = run_store_read(j->manager->runs, j->seq, RUN_STORE_FILE_MAX, &j->stored_json, &size);
+		r = run_store_read(j->call.manager->runs, j->seq, RUN_STORE_FILE_MAX, &j->stored_json,
+				   &size);
 		if (r < 0)
 			return r;
 	}
@@ -314,7 +311,7 @@ static void finish_parse_work(void *userdata)
 {
 	FinishParse *j = userdata;
 
-	j->error = manager_check_record(j->manager, j->input, j->input_size, &j->record, NULL,
+	j->error = manager_check_record(j->call.manager, j->input, j->input_size, &j->record, NULL,
 					&j->why);
 	if (j->error == 0 && j->adopt && strcmp(j->record->identity.run_id, j->run_id) == 0)
 		j->error = adopt_stored(j);
@@ -326,10 +323,10 @@ static void adopted_saved(int error, void *userdata)
 	FinishParse *j = userdata;
 
 	if (error < 0)
-		(void)sd_bus_reply_method_errnof(j->message, error, "cannot save the run: %s",
+		(void)sd_bus_reply_method_errnof(j->call.message, error, "cannot save the run: %s",
 						 strerror(-error));
 	else
-		(void)sd_bus_reply_method_return(j->message, NULL);
+		(void)sd_bus_reply_method_return(j->call.message, NULL);
 	finish_parse_free(j);
 }
 
@@ -338,7 +335,7 @@ static void finish_parse_done(void *userdata)
 	_cleanup_(finish_parse_freep) FinishParse *j = userdata;
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	char quoted[CALLER_TEXT_QUOTE_SIZE];
-	Session *s = manager_find_session(j->manager, j->session_id);
+	Session *s = manager_find_session(j->call.manager, j->session_id);
 	int r = j->error;
 
 	if (r == -EINVAL || r == -E2BIG || r == -EILSEQ)
@@ -351,8 +348,8 @@ static void finish_parse_done(void *userdata)
 				  "the record's identity.run_id '%s' is not the run's '%s'",
 				  caller_text_quote(j->record->identity.run_id, quoted), j->run_id);
 	else if (j->adopt) {
-		r = run_store_put(j->manager->runs, j->record, j->owner, clock_nanos(CLOCK_REALTIME) / 1000,
-				  NULL, adopted_saved, j);
+		r = run_store_put(j->call.manager->runs, j->record, j->owner,
+				  clock_nanos(CLOCK_REALTIME) / 1000, NULL, adopted_saved, j);
 		if (r < 0)
 			sd_bus_error_set_errnof(&error, r, "cannot store the run: %s", strerror(-r));
 		else {
@@ -365,12 +362,12 @@ static void finish_parse_done(void *userdata)
 	else
 		(void)check_finishable(s, &error);
 	if (sd_bus_error_is_set(&error)) {
-		(void)sd_bus_reply_method_error(j->message, &error);
+		(void)sd_bus_reply_method_error(j->call.message, &error);
 		return;
 	}
 	/* the run answers once its record is stored; the request stays charged till then */
-	live_run_finish(s->live, TAKE_PTR(j->record), j->message, j->uid);
-	j->message = sd_bus_message_unref(j->message);
+	live_run_finish(s->live, TAKE_PTR(j->record), j->call.message, j->call.uid);
+	j->call.counted = false; /* the run ends the request */
 }
 
 int manager_method_finish_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -417,11 +414,11 @@ int manager_method_finish_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	r = manager_request_begin(m, msg, &j->uid, error);
+	*j = (FinishParse){ .run_id = run_id, .input = json, .input_size = strlen(json) };
+	manager_call_init(&j->call, m, msg);
+	r = manager_call_count(&j->call, error);
 	if (r < 0)
 		return r;
-	*j = (FinishParse){ .manager = m, .message = sd_bus_message_ref(msg), .uid = j->uid,
-			    .run_id = run_id, .input = json, .input_size = strlen(json) };
 	if (s)
 		memcpy(j->session_id, s->id, sizeof(j->session_id));
 	else {

@@ -15,6 +15,7 @@
 #include "bus-errors.h"
 #include "caller-text.h"
 #include "cleanup.h"
+#include "manager-call.h"
 #include "manager-runs.h"
 #include "time-util.h"
 
@@ -144,48 +145,26 @@ static int read_visible_run(Manager *m, sd_bus_message *msg, const StoredRun **r
 	return 0;
 }
 
-/*
- * A method call answered later, from a worker's result or once a change is
- * durable: it keeps the message, and with 'counted' it is one of the
- * sender's requests in flight (manager_request_begin()) until it ends.
- */
-typedef struct Call {
-	Manager *manager;
-	sd_bus_message *message;
-	uid_t uid;
-	bool counted;
-} Call;
-
-/* A zeroed job of 'size' bytes that starts with a Call for 'msg'; NULL when out of memory. */
+/* A zeroed job of 'size' bytes that starts with a ManagerCall for 'msg'; NULL when out of memory. */
 static void *call_new(size_t size, Manager *m, sd_bus_message *msg)
 {
-	Call *c = calloc(1, size);
+	ManagerCall *c = calloc(1, size);
 
 	if (c)
-		*c = (Call){ .manager = m, .message = sd_bus_message_ref(msg) };
+		manager_call_init(c, m, msg);
 	return c;
 }
 
-static int call_count(Call *c, sd_bus_error *error)
-{
-	int r = manager_request_begin(c->manager, c->message, &c->uid, error);
-
-	c->counted = r >= 0;
-	return r;
-}
-
 /* Frees the job that starts with 'c'. */
-static void call_free(Call *c)
+static void call_free(ManagerCall *c)
 {
-	if (c->counted)
-		manager_request_end(c->manager, c->uid);
-	sd_bus_message_unref(c->message);
+	manager_call_release(c);
 	free(c);
 }
 
 /* GetRun of a run whose record is only in its file: read on a worker, reply on the loop. */
 typedef struct RunRead {
-	Call call;
+	ManagerCall call;
 	uint64_t seq;
 	char *json;
 	size_t size;
@@ -236,7 +215,7 @@ int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *er
 	if (!j)
 		return -ENOMEM;
 	j->seq = run->seq;
-	r = call_count(&j->call, error);
+	r = manager_call_count(&j->call, error);
 	if (r >= 0)
 		r = worker_pool_submit(m->export_workers, run_read_work, run_read_done, j);
 	if (r < 0) {
@@ -248,7 +227,7 @@ int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
 /* SubmitRun: parsed and serialised on a worker, stored on the loop, answered once durable. */
 typedef struct Submit {
-	Call call;
+	ManagerCall call;
 	const char *input; /* in 'message' */
 	size_t input_size;
 	RunProfile *record;
@@ -366,7 +345,7 @@ int manager_method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 		return -ENOMEM;
 	j->input = json;
 	j->input_size = len;
-	r = call_count(&j->call, error);
+	r = manager_call_count(&j->call, error);
 	if (r >= 0)
 		/* a big record takes a while to parse: not on the loop, where it would stall everyone */
 		r = worker_pool_submit(m->export_workers, submit_work, submit_done, j);
@@ -380,7 +359,7 @@ int manager_method_submit_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 /* The removal is durable (or failed and the run is back): answer only now. */
 static void delete_done(int error, void *userdata)
 {
-	Call *c = userdata;
+	ManagerCall *c = userdata;
 
 	if (error < 0)
 		sd_bus_reply_method_errnof(c->message, error, "cannot delete the run: %s",
@@ -395,7 +374,7 @@ int manager_method_delete_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 {
 	Manager *m = userdata;
 	const StoredRun *run;
-	Call *c;
+	ManagerCall *c;
 	int r;
 
 	r = read_visible_run(m, msg, &run, error);

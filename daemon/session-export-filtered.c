@@ -22,6 +22,7 @@
 #include "cleanup.h"
 #include "export-stream.h"
 #include "export.h"
+#include "manager-call.h"
 #include "profile-file.h"
 #include "record.h"
 #include "session-finish.h"
@@ -30,9 +31,7 @@
 #define PROFILE_FILE_MAX ((size_t)1 << 30)
 
 typedef struct FilterJob {
-	Manager *manager;
-	sd_bus_message *message;
-	uid_t uid;     /* charged one request while making */
+	ManagerCall call; /* counted as a request while making */
 	int dir_fd;
 	int out;       /* the caller's descriptor */
 	int made;      /* memfd with the export */
@@ -47,10 +46,7 @@ static FilterJob *filter_job_free(FilterJob *j)
 {
 	if (!j)
 		return NULL;
-	if (j->message) {
-		manager_request_end(j->manager, j->uid);
-		sd_bus_message_unref(j->message);
-	}
+	manager_call_release(&j->call);
 	safe_close(j->dir_fd);
 	safe_close(j->out);
 	safe_close(j->made);
@@ -108,10 +104,10 @@ static void filter_job_done(void *userdata)
 		sd_bus_error_set_errnof(&error, r, "cannot make the %s export: %s",
 					export_format_to_string(j->format), strerror(-r));
 	else
-		r = export_server_reply(j->manager->exports, j->message, TAKE_FD(j->made),
-					TAKE_FD(j->out), j->manager->config.max_export_bytes, &error);
+		r = export_server_reply(j->call.manager->exports, j->call.message, TAKE_FD(j->made),
+					TAKE_FD(j->out), j->call.manager->config.max_export_bytes, &error);
 	if (r < 0)
-		(void)sd_bus_reply_method_error(j->message, &error);
+		(void)sd_bus_reply_method_error(j->call.message, &error);
 }
 
 /* One filter of the a{sv}: "stage" or "state", a name from its fixed vocabulary; 0 for other keys. */
@@ -168,7 +164,7 @@ int session_method_export_filtered(sd_bus_message *msg, void *userdata, sd_bus_e
 	if (!j)
 		return -ENOMEM;
 	j->dir_fd = j->out = j->made = -1;
-	j->manager = m;
+	manager_call_init(&j->call, m, msg);
 	/* parse, validate */
 	r = sd_bus_message_read(msg, "s", &format);
 	if (r < 0)
@@ -196,10 +192,9 @@ int session_method_export_filtered(sd_bus_message *msg, void *userdata, sd_bus_e
 					 "session %s has no profile (its files are gone)", s->id);
 	memcpy(j->session_id, s->id, sizeof(j->session_id));
 	/* act: making one counts as a request of the caller's, like serving it */
-	r = manager_request_begin(m, msg, &j->uid, error);
+	r = manager_call_count(&j->call, error);
 	if (r < 0)
 		return r;
-	j->message = sd_bus_message_ref(msg);
 	r = worker_pool_submit(m->export_workers, filter_job_work, filter_job_done, j);
 	if (r < 0)
 		return r;

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "manager-call.h"
+
+void manager_call_init(ManagerCall *c, Manager *m, sd_bus_message *msg)
+{
+	*c = (ManagerCall){ .manager = m, .message = sd_bus_message_ref(msg) };
+}
+
+int manager_call_count(ManagerCall *c, sd_bus_error *error)
+{
+	int r = manager_request_begin(c->manager, c->message, &c->uid, error);
+
+	c->counted = r >= 0;
+	return r;
+}
+
+void manager_call_release(ManagerCall *c)
+{
+	if (c->counted)
+		manager_request_end(c->manager, c->uid);
+	c->counted = false;
+	c->message = sd_bus_message_unref(c->message);
+}
