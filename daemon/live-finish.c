@@ -13,12 +13,8 @@ LiveFinish *live_finish_free(LiveFinish *f)
 {
 	if (!f)
 		return NULL;
-	if (f->reply_to) {
-		(void)sd_bus_reply_method_errorf(f->reply_to, SD_BUS_ERROR_FAILED,
-						 "the live run could not be finished; see profd's log");
-		manager_request_end(f->manager, f->request_uid);
-		sd_bus_message_unref(f->reply_to);
-	}
+	manager_call_fail(&f->reply_to, SD_BUS_ERROR_FAILED,
+			  "the live run could not be finished; see profd's log");
 	span_log_free(f->log);
 	run_profile_free(f->program_record);
 	free(f->session_id);
@@ -75,25 +71,23 @@ int live_finish_record(LiveFinish *f, const Profile *p, RunProfile **record)
 	return 0;
 }
 
-/* FinishRun's answer, once the record is durable. */
-typedef struct FinishReply {
-	Manager *manager;
-	sd_bus_message *message;
-	uid_t uid;
-} FinishReply;
-
-static void finish_reply_saved(int error, void *userdata)
+void live_finish_answer(ManagerCall *c, int error)
 {
-	FinishReply *fr = userdata;
-
 	if (error < 0)
-		(void)sd_bus_reply_method_errnof(fr->message, error, "cannot save the run: %s",
+		(void)sd_bus_reply_method_errnof(c->message, error, "cannot save the run: %s",
 						 strerror(-error));
 	else
-		(void)sd_bus_reply_method_return(fr->message, NULL);
-	manager_request_end(fr->manager, fr->uid);
-	sd_bus_message_unref(fr->message);
-	free(fr);
+		(void)sd_bus_reply_method_return(c->message, NULL);
+	manager_call_release(c);
+}
+
+/* FinishRun's answer (a heap ManagerCall), once the record is durable. */
+static void finish_reply_saved(int error, void *userdata)
+{
+	ManagerCall *c = userdata;
+
+	live_finish_answer(c, error);
+	free(c);
 }
 
 static void run_saved(int error, void *userdata)
@@ -105,15 +99,14 @@ static void run_saved(int error, void *userdata)
 int live_finish_store(LiveFinish *f, RunStore *runs, const RunProfile *record, uid_t owner,
 		      uint64_t finished_usec, const StoredRun **ret)
 {
-	FinishReply *fr = NULL;
+	ManagerCall *fr = NULL;
 	int r;
 
-	if (f->reply_to) {
-		fr = calloc(1, sizeof(*fr));
+	if (f->reply_to.message) {
+		fr = malloc(sizeof(*fr));
 		if (!fr)
 			return -ENOMEM;
-		*fr = (FinishReply){ .manager = f->manager, .message = f->reply_to,
-				     .uid = f->request_uid };
+		*fr = f->reply_to;
 	}
 	r = run_store_put(runs, record, owner, finished_usec, ret, fr ? finish_reply_saved : run_saved,
 			  fr);
@@ -121,6 +114,6 @@ int live_finish_store(LiveFinish *f, RunStore *runs, const RunProfile *record, u
 		free(fr);
 		return r; /* f still holds the call: freeing f answers it */
 	}
-	f->reply_to = NULL; /* finish_reply_saved() answers */
+	f->reply_to = (ManagerCall){}; /* finish_reply_saved() answers */
 	return 0;
 }

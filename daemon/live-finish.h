@@ -13,6 +13,7 @@
 #include <systemd/sd-bus.h>
 
 #include "live-record.h"
+#include "manager-call.h"
 #include "manager.h"
 #include "profile.h"
 #include "record.h"
@@ -28,12 +29,11 @@ typedef struct LiveFinish {
 	char *session_id, *comm, *build_id, *end_reason;
 	StageJoin join;
 	bool joined;
-	/* the FinishRun call to answer once the record is stored (loop only) */
-	Manager *manager;
-	sd_bus_message *reply_to;
-	uid_t request_uid; /* charged one request until answered */
+	ManagerCall reply_to; /* the FinishRun call to answer once the record is stored (loop only) */
 } LiveFinish;
 
+/* Answer FinishRun's call once its record is stored (error < 0: it could not be), and release it. */
+void live_finish_answer(ManagerCall *c, int error);
 /* Frees; a FinishRun still unanswered gets an error (on the loop only). */
 LiveFinish *live_finish_free(LiveFinish *f);
 void live_finish_freep(LiveFinish **f);

@@ -202,20 +202,11 @@ int live_run_new(Session *s, const LiveRunOptions *o, int *ret_memfd, LiveRun **
 	return 0;
 }
 
-static void answer_finish_call(LiveRun *l, const char *name, const char *message)
-{
-	if (!l->finish_call)
-		return;
-	(void)sd_bus_reply_method_errorf(l->finish_call, name, "%s", message);
-	manager_request_end(l->session->manager, l->finish_uid);
-	l->finish_call = sd_bus_message_unref(l->finish_call);
-}
-
 LiveRun *live_run_free(LiveRun *l)
 {
 	if (!l)
 		return NULL;
-	answer_finish_call(l, SD_BUS_ERROR_FAILED, "the live run's session went away");
+	manager_call_fail(&l->finish_call, SD_BUS_ERROR_FAILED, "the live run's session went away");
 	sd_event_source_disable_unref(l->drain_timer);
 	span_ring_reader_free(l->reader);
 	free(l->ns_tids);
@@ -226,11 +217,10 @@ LiveRun *live_run_free(LiveRun *l)
 	return NULL;
 }
 
-void live_run_finish(LiveRun *l, RunProfile *record, sd_bus_message *call, uid_t uid)
+void live_run_finish(LiveRun *l, RunProfile *record, ManagerCall call)
 {
 	l->program_record = record;
-	l->finish_call = sd_bus_message_ref(call);
-	l->finish_uid = uid;
+	l->finish_call = call;
 	l->finishing = true;
 	session_stop(l->session);
 }
@@ -280,9 +270,7 @@ int live_run_hand_over(LiveRun *l, const SamplingMetrics *m, LiveFinish **ret)
 	};
 	f->start_mono = m->start_mono_nanos;
 	f->program_record = TAKE_PTR(l->program_record);
-	f->manager = s->manager;
-	f->reply_to = TAKE_PTR(l->finish_call);
-	f->request_uid = l->finish_uid;
+	f->reply_to = manager_call_take(&l->finish_call);
 	*ret = TAKE_PTR(f);
 	return 0;
 }

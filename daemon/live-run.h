@@ -15,6 +15,7 @@
 #include <systemd/sd-event.h>
 
 #include "live-finish.h"
+#include "manager-call.h"
 #include "manager.h"
 #include "metrics.h"
 #include "span-log.h"
@@ -38,8 +39,7 @@ typedef struct LiveRun {
 	uint64_t ns_tids_read_nsec; /* CLOCK_MONOTONIC; 0: never */
 	/* FinishRun, between its arrival and the end of sampling */
 	RunProfile *program_record;
-	sd_bus_message *finish_call;
-	uid_t finish_uid; /* charged one request until answered */
+	ManagerCall finish_call;
 	bool finishing;
 } LiveRun;
 
@@ -52,11 +52,8 @@ int live_run_new(Session *s, const LiveRunOptions *o, int *ret_memfd, LiveRun **
 /* Frees; a FinishRun still waiting gets an error. */
 LiveRun *live_run_free(LiveRun *l);
 
-/*
- * FinishRun: the program's record (taken over) and the call to answer (a
- * reference is taken; 'uid' was charged one request). Sampling ends now.
- */
-void live_run_finish(LiveRun *l, RunProfile *record, sd_bus_message *call, uid_t uid);
+/* FinishRun: the program's record and the call to answer, both taken over. Sampling ends now. */
+void live_run_finish(LiveRun *l, RunProfile *record, ManagerCall call);
 
 /* Sampling ended: a last drain, and what the finish job needs (the run's call included). */
 int live_run_hand_over(LiveRun *l, const SamplingMetrics *m, LiveFinish **ret);

@@ -21,3 +21,11 @@ void manager_call_release(ManagerCall *c)
 	c->counted = false;
 	c->message = sd_bus_message_unref(c->message);
 }
+
+void manager_call_fail(ManagerCall *c, const char *name, const char *message)
+{
+	if (!c->message)
+		return;
+	(void)sd_bus_reply_method_errorf(c->message, name, "%s", message);
+	manager_call_release(c);
+}

@@ -25,3 +25,14 @@ void manager_call_init(ManagerCall *c, Manager *m, sd_bus_message *msg);
 int manager_call_count(ManagerCall *c, sd_bus_error *error);
 /* End its request if counted and drop the message; fine on a zeroed call. */
 void manager_call_release(ManagerCall *c);
+/* Answer it with the error 'name' and release it; nothing to do without a message. */
+void manager_call_fail(ManagerCall *c, const char *name, const char *message);
+
+/* The call, moved out of *c (left zeroed): whoever takes it releases it. */
+static inline ManagerCall manager_call_take(ManagerCall *c)
+{
+	ManagerCall taken = *c;
+
+	*c = (ManagerCall){};
+	return taken;
+}

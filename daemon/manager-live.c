@@ -322,11 +322,7 @@ static void adopted_saved(int error, void *userdata)
 {
 	FinishParse *j = userdata;
 
-	if (error < 0)
-		(void)sd_bus_reply_method_errnof(j->call.message, error, "cannot save the run: %s",
-						 strerror(-error));
-	else
-		(void)sd_bus_reply_method_return(j->call.message, NULL);
+	live_finish_answer(&j->call, error);
 	finish_parse_free(j);
 }
 
@@ -366,8 +362,7 @@ static void finish_parse_done(void *userdata)
 		return;
 	}
 	/* the run answers once its record is stored; the request stays charged till then */
-	live_run_finish(s->live, TAKE_PTR(j->record), j->call.message, j->call.uid);
-	j->call.counted = false; /* the run ends the request */
+	live_run_finish(s->live, TAKE_PTR(j->record), manager_call_take(&j->call));
 }
 
 int manager_method_finish_run(sd_bus_message *msg, void *userdata, sd_bus_error *error)
