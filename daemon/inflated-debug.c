@@ -2,13 +2,11 @@
 #include "inflated-debug.h"
 
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,61 +265,21 @@ const DebugFileSubstitute *inflated_debug_substitute(InflatedDebug *c)
 	return &c->substitute;
 }
 
-/* The NT_GNU_BUILD_ID of a loaded object, from its notes in memory; its size, or 0. */
-static size_t loaded_build_id(const struct dl_phdr_info *info, uint8_t ret[TARGET_FILE_BUILD_ID_MAX])
+void inflated_debug_prepare(InflatedDebug *c, const uint8_t *build_id, size_t size)
 {
-	for (size_t i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-
-		if (ph->p_type != PT_NOTE)
-			continue;
-		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-			const ElfW(Nhdr) *n = (const void *)p;
-			size_t name = (n->n_namesz + 3) & ~3U, desc = (n->n_descsz + 3) & ~3U;
-			const uint8_t *d = p + sizeof(*n) + name;
-
-			if ((size_t)(end - p) - sizeof(*n) < name + desc)
-				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(p + sizeof(*n), "GNU", 4) == 0 && n->n_descsz >= 2 &&
-			    n->n_descsz <= TARGET_FILE_BUILD_ID_MAX) {
-				memcpy(ret, d, n->n_descsz);
-				return n->n_descsz;
-			}
-			p = d + desc;
-		}
-	}
-	return 0;
-}
-
-/* dl_iterate_phdr callback: the C library and the dynamic loader queue their copies. */
-static int prepare_object(struct dl_phdr_info *info, size_t size, void *userdata)
-{
-	const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
 	TargetFileRequest req = { .kind = TARGET_FILE_BUILD_ID, .pid = (uint32_t)getpid() };
-	size_t n;
 	int fd, copy;
 
-	if (!slash || (strncmp(slash + 1, "libc.so.", 8) != 0 && strncmp(slash + 1, "ld-linux", 8) != 0))
-		return 0;
-	n = loaded_build_id(info, req.build_id);
-	if (n == 0)
-		return 0;
-	req.build_id_size = (uint32_t)n;
+	if (size < 2 || size > TARGET_FILE_BUILD_ID_MAX)
+		return;
+	memcpy(req.build_id, build_id, size);
+	req.build_id_size = (uint32_t)size;
 	fd = target_file_open(&req, NULL);
 	if (fd < 0)
-		return 0; /* no debug file: nothing to inflate */
-	copy = substitute(&req, fd, userdata);
+		return; /* no debug file: nothing to inflate */
+	copy = substitute(&req, fd, c);
 	safe_close(copy);
 	safe_close(fd);
-	return 0;
-}
-
-void inflated_debug_prepare(InflatedDebug *c)
-{
-	dl_iterate_phdr(prepare_object, c);
 }
 
 InflatedDebug *inflated_debug_free(InflatedDebug *c)

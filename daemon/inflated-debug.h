@@ -16,9 +16,9 @@
  * gets an old copy; the unwinder checks the build-id of what it gets as it
  * does for any debug file. Copies are made on a thread of their own at nice
  * 19, never on the loop: the first request of a file gets the file itself and
- * queues its copy; inflated_debug_prepare() queues those of the system C
- * library when profd starts. Past 'max_bytes' the least recently handed over
- * copies go.
+ * queues its copy; inflated_debug_prepare() queues one ahead (system-prewarm.h:
+ * the C library's, when profd starts). Past 'max_bytes' the least recently
+ * handed over copies go.
  */
 
 #include <stdint.h>
@@ -37,5 +37,5 @@ InflatedDebug *inflated_debug_free(InflatedDebug *c);
 /* For TargetFilePolicy.debug_substitute; valid as long as 'c'. */
 const DebugFileSubstitute *inflated_debug_substitute(InflatedDebug *c);
 
-/* Queue the copies of the debug files of the C library profd runs with and of its ld.so. */
-void inflated_debug_prepare(InflatedDebug *c);
+/* Queue the copy of the debug file of 'build_id' (found as a session's would be), if needed. */
+void inflated_debug_prepare(InflatedDebug *c, const uint8_t *build_id, size_t size);

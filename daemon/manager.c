@@ -280,8 +280,12 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 	if (r < 0)
 		log_warning("cannot use '%s/" INFLATED_DEBUG_DIR "', each unwinder inflates debug "
 			    "files itself: %s", m->state_dir, private_dir_problem(r));
-	else
-		inflated_debug_prepare(m->inflated_debug);
+	/* and its unwind table compiled into symbols/shared/, before any caller's unwinder needs it */
+	r = system_prewarm_start(event, symbol_store_interface(m->symbol_store), m->inflated_debug,
+				 &m->system_prewarm);
+	if (r < 0)
+		log_warning("cannot prepare the system C library for the first sessions: %s",
+			    strerror(-r));
 	r = stack_sizes_new(m->state_fd, &m->stack_sizes);
 	if (r < 0) {
 		/* sessions copy the whole stack_bytes until they learn again: not worth failing for */
@@ -305,6 +309,7 @@ Manager *manager_free(Manager *m)
 	/* completions first: they still use the sessions and the bus */
 	worker_pool_free(m->workers);
 	worker_pool_free(m->export_workers);
+	system_prewarm_free(m->system_prewarm); /* before the symbol store it fills */
 	export_server_free(m->exports);
 	manager_fail_unit_sessions(m);
 	free(m->pending_starts);

@@ -24,6 +24,7 @@
 #include "symbol-cache.h"
 #include "inflated-debug.h"
 #include "symbol-store.h"
+#include "system-prewarm.h"
 #include "unwinder-pool.h"
 #include "worker-pool.h"
 
@@ -51,6 +52,7 @@ typedef struct Manager {
 	SymbolStore *symbol_store; /* the same on disk: state/symbols/ */
 	KernelTable *kernel_table; /* /proc/kallsyms read once, at start (prefetched) */
 	InflatedDebug *inflated_debug; /* state/inflated-debug/: system debug files, inflated once */
+	SystemPrewarm *system_prewarm; /* the system C library's work done once, at start */
 	DebuginfodFetch *debuginfod; /* missing debug files from debuginfod; NULL: none */
 	StackSizes *stack_sizes;   /* the stack copy each caller's programs need: state/stack-sizes */
 	UnwinderPool *unwinders; /* the sandboxed unwinders, one per caller uid */

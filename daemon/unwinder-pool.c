@@ -232,7 +232,8 @@ static bool store_name_valid(const char *name)
 	return true;
 }
 
-/* The store keeps the module files of scope = the unwinder's uid; nothing else of the id is read. */
+/* The store keeps the module files of scope = the unwinder's uid (shared: only loaded, see
+ * serve_store_load()); nothing else of the id is read. */
 static ModuleIdentity store_scope(const Helper *h)
 {
 	return (ModuleIdentity){ .scope = (uint32_t)h->uid };
@@ -250,6 +251,15 @@ static int serve_store_load(Helper *h, const UnwinderStoreFile *m)
 	int r;
 
 	r = store ? store->load(store->userdata, &id, m->name, &data, &size) : -ENOENT;
+	if (r == -ENOENT && store) {
+		/* made by profd alone, of root's files (system-prewarm.h); taken for the identity
+		 * the unwinder read, only (symbol_module_deserialize()) */
+		id.scope = SYMBOL_SCOPE_SHARED;
+		r = store->load(store->userdata, &id, m->name, &data, &size);
+		if (r >= 0)
+			log_info("the unwinder of uid %u takes module file %s from symbols/shared",
+				 (unsigned)h->uid, m->name);
+	}
 	if (r >= 0 && size > UNWINDER_STORE_FILE_MAX)
 		r = -EFBIG;
 	if (r >= 0)

@@ -33,8 +33,9 @@ typedef struct UnwinderPoolOptions {
 	uint64_t memory_bytes;  /* its RLIMIT_AS; 0 = none */
 	uint64_t idle_usec;     /* an unwinder without sessions this long goes (its caches too) */
 	uint64_t cache_max_bytes; /* each unwinder's symbol cache keeps at most this much */
-	/* the symbol cache on disk (symbol-store.h): each unwinder loads and saves only files of
-	 * its own uid's directory, whatever it asks; NULL: none. Must outlive the pool. */
+	/* the symbol cache on disk (symbol-store.h): each unwinder saves only into its own uid's
+	 * directory, whatever it asks, and loads from there, else from what profd alone wrote
+	 * (the shared directory: system-prewarm.h); NULL: none. Must outlive the pool. */
 	const SymbolCacheStore *store;
 } UnwinderPoolOptions;
 

@@ -22,8 +22,21 @@ profile_cache_state() {
 print(json.loads(json.load(sys.stdin)["data"][0])["identity"]["cache_state"])'
 }
 
+# shared_files: what symbols/shared/ holds (names and sizes; a load touches the mtime)
+shared_files() {
+	find "$T/state/symbols/shared" -type f -printf '%f %s\n' 2>/dev/null | sort
+}
+
+prewarmed() {
+	grep -q "the unwind table of '.*libc.so.*' is in the shared symbol store" "$T/profd.log"
+}
+
 start_bus
 start_profd
+# profd's own files of the system C library (system-prewarm.h): the only ones it may hold
+wait_until 60 prewarmed || fail "profd did not put libc's unwind table in symbols/shared"
+shared_before=$(shared_files)
+[[ -n $shared_before ]] || fail "nothing in symbols/shared"
 
 spawn_workload "$WORKLOAD_SPLIT" 120 1
 [[ $(profile_cache_state command $SPAWNED) == cold ]] || fail "the first session is not cold"
@@ -47,12 +60,13 @@ root=$(find "$T/state/symbols/0" -type f | wc -l)
 own=$(find "$T/state/symbols/$NOBODY" -type f | wc -l)
 ((root >= 2)) || fail "$root files in symbols/0 (libc and the workload expected)"
 ((own >= 2)) || fail "$own files in symbols/$NOBODY (its binary and libc expected)"
-[[ ! -e $T/state/symbols/shared ]] || fail "an unwinder's names went to symbols/shared"
+[[ $(shared_files) == "$shared_before" ]] ||
+	fail "an unwinder's names went to symbols/shared: $(shared_files) (at start: $shared_before)"
 [[ $(stat -c %a "$T/state/symbols") == 700 && $(stat -c %a "$T/state/symbols/$NOBODY") == 700 ]] ||
 	fail "symbols/ directories are not private"
 bad=$(find "$T/state/symbols" -type f ! -perm 600 | head -1)
 [[ -z $bad ]] || fail "$bad is not mode 600"
-ok "after a clean stop: $root module files of uid 0, $own of uid $NOBODY, none shared"
+ok "after a clean stop: $root module files of uid 0, $own of uid $NOBODY, none shared but profd's own"
 
 start_profd
 spawn_workload "$WORKLOAD_SPLIT" 120 1

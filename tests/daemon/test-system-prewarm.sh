@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Debug files of system binaries inflated once for every caller (#14, DESIGN.md §8
-# "Caches"): profd makes an inflated copy of the C library's compressed separate debug
-# file in state/inflated-debug/ when it starts, and hands it over instead of the file
-# itself to every unwinder that asks for it by build-id, so that no unwinder — root's,
-# another uid's, one after a restart — inflates libc's debug sections again. Seen in
-# what each unwinder maps (libdw maps the debug file it reads) and in profd's log (one
-# copy made in all).
+# The system C library prepared once for every caller (#14, DESIGN.md §8 "Caches"),
+# when profd starts (system-prewarm.h):
+# - its compressed separate debug file inflated into state/inflated-debug/ and handed over
+#   instead of the file itself to every unwinder that asks for it by build-id, so that no
+#   unwinder — root's, another uid's, one after a restart — inflates libc's debug sections
+#   again: seen in what each unwinder maps (libdw maps the debug file it reads) and in
+#   profd's log (one copy made in all);
+# - its unwind table compiled into state/symbols/shared/, which each uid's unwinder loads
+#   instead of compiling it: seen in profd's log of the files it hands over from there.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/unwinder-lib.sh"
 
@@ -16,6 +18,11 @@ if [[ -z $build_id || ! -r $debug ]] ||
 	! readelf -SW "$debug" | grep -q '\.debug_info.* C *[0-9]'; then
 	fail "no compressed separate debug file of libc: install libc6-dbg (tools/run-tests does)"
 fi
+
+# took_shared UID: uid's unwinder loaded libc's module file from symbols/shared
+took_shared() {
+	grep -q "the unwinder of uid $1 takes module file $libc_module from symbols/shared" "$T/profd.log"
+}
 
 copies_made() {
 	grep -c "made an inflated copy of debug file '$build_id-" "$T/profd.log"
@@ -51,13 +58,19 @@ copy=$(find "$T/state/inflated-debug" -name "$build_id-*.debug")
 [[ -n $copy && $(stat -c %a "$copy") == 600 ]] || fail "no private copy: '$copy'"
 readelf -n "$copy" | grep -q "Build ID: $build_id" || fail "the copy lost its build-id"
 ! readelf -SW "$copy" | grep -q '\.debug_.* C *[0-9]' || fail "the copy has compressed sections"
+wait_until 60 grep -q "the unwind table of '.*libc.so.*' is in the shared symbol store" \
+	"$T/profd.log" || fail "libc's unwind table is not in symbols/shared"
+# the largest file there is libc's (ld.so's is a tenth of it)
+libc_module=$(ls -S "$T/state/symbols/shared" | head -n 1)
 ok "libc's debug file inflated at start: $(($(stat -c %s "$copy") / 1024)) KiB from $(($(stat -c %s "$debug") / 1024)) KiB"
 
 session_of
 maps_copy 0
 session_of "${AS_NOBODY[@]}"
 maps_copy $NOBODY
-ok "root's and uid $NOBODY's unwinders name libc from the inflated copy"
+took_shared 0 || fail "root's unwinder did not load libc's module $libc_module from symbols/shared"
+took_shared $NOBODY || fail "uid $NOBODY's unwinder did not load libc's module from symbols/shared"
+ok "root's and uid $NOBODY's unwinders name libc from the inflated copy and load its table"
 
 # a restarted unwinder that names a libc instruction no one named before (here: none kept)
 stop_profd
