@@ -11,6 +11,7 @@
 
 #include "cleanup.h"
 #include "perf-record.h"
+#include "perf-synth.h"
 #include "test-util.h"
 
 /* A record under construction, 8-byte aligned like the kernel's. */
@@ -311,6 +312,47 @@ static void test_side_records(void)
 	CHECK(perf_record_parse(&dwarf_format, h, h->size, &rec) == -EBADMSG, "bare header");
 }
 
+/* An aggregated sample (bpf): made by perf_synth_sample(), read back field for field. */
+static void test_aggregated_sample(void)
+{
+	static const PerfRecordFormat f = {
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+			       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT,
+		.sample_id_all = true,
+	};
+	static const uint64_t chain[] = { (uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL,
+					  (uint64_t)PERF_CONTEXT_USER, 0x401000, 0x402000 };
+	const PerfSample in = { .pid = 100, .tid = 101, .time = 77, .ip = chain[1], .kernel_mode = true,
+				.n_callchain = ELEMENTSOF(chain), .callchain = chain,
+				.weight = 4242, .addr = 3 };
+	static PerfSynthRecord synth;
+	static Builder b;
+	struct perf_event_header *h;
+	PerfRecord rec;
+	int r;
+
+	r = perf_synth_sample(&f, &in, &synth);
+	CHECK(r == 0, "synth: %d", r);
+	r = perf_record_parse(&f, &synth.header, synth.header.size, &rec);
+	CHECK(r == 0 && rec.type == PERF_RECORD_SAMPLE, "parse: %d", r);
+	CHECK(rec.sample.pid == 100 && rec.sample.tid == 101 && rec.sample.time == 77 &&
+		      rec.sample.ip == chain[1] && rec.sample.kernel_mode, "ids, time, ip, mode");
+	CHECK(rec.sample.weight == 4242 && rec.sample.addr == 3, "weight %llu addr %llu",
+	      (unsigned long long)rec.sample.weight, (unsigned long long)rec.sample.addr);
+	CHECK(rec.sample.n_callchain == ELEMENTSOF(chain) &&
+		      memcmp(rec.sample.callchain, chain, sizeof(chain)) == 0, "callchain");
+	memcpy(b.words, &synth, synth.header.size);
+	b.bytes = synth.header.size;
+	check_truncations(&f, &b, "aggregated sample");
+
+	/* an ordinary sample has neither: weight 0 is one sample */
+	h = build_sample(&b);
+	r = perf_record_parse(&dwarf_format, h, h->size, &rec);
+	CHECK(r == 0 && rec.sample.weight == 0 && rec.sample.addr == 0, "perf sample: %d", r);
+	/* only the fields it knows how to write */
+	CHECK(perf_synth_sample(&dwarf_format, &in, &synth) == -EOPNOTSUPP, "dwarf format synthesized");
+}
+
 static void test_format(void)
 {
 	static Builder b;
@@ -333,6 +375,7 @@ int main(void)
 	test_sample();
 	test_sample_without_user_state();
 	test_side_records();
+	test_aggregated_sample();
 	test_format();
 	return test_result();
 }

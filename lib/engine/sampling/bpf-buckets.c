@@ -4,11 +4,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "cleanup.h"
+#include "perf-synth.h"
 #include "profile-bpf.h"
 #include "profile.skel.h"
 #include "task-list.h"
@@ -22,11 +22,9 @@ typedef struct Bucket {
 typedef struct BucketContext {
 	struct profile_bpf *skel;
 	ProcessTable *processes;
-	bool kernel;
-	SampleResolveFn resolve;
-	void *resolve_userdata;
-	Profile *profile;
+	const BpfBucketOutput *out;
 	BpfBucketStats *stats;
+	PerfSynthRecord *rec; /* scratch: a few KiB */
 } BucketContext;
 
 void bpf_bucket_stats_clear(BpfBucketStats *s)
@@ -117,33 +115,34 @@ static bool user_walk_truncated(const uint64_t *user, size_t n, const ProcessMap
 	return !m || !(m->prot & PROT_EXEC);
 }
 
-static int name_thread(const BucketContext *c, const TargetProcess *p, uint32_t tid)
+/*
+ * A thread met for the first time: named for the consumer by a COMM record
+ * when the records gave it no name (it never renamed itself), from /proc.
+ */
+static int name_thread(const BucketContext *c, TargetProcess *p, uint32_t tid)
 {
-	const char *name = target_process_thread_name(p, tid);
-	const char *process = p->comm[0] ? p->comm : NULL;
+	PerfRecord comm_rec = { .type = PERF_RECORD_COMM };
 	char comm[16];
 	int r;
 
-	if (!profile_find_thread(c->profile, tid)) {
-		/* named by a COMM record, else /proc, else its process's name */
-		if (!name && task_read_comm((pid_t)p->pid, (pid_t)tid, comm) >= 0)
-			name = comm;
-		r = profile_set_thread(c->profile, tid, name ?: process);
-		if (r < 0)
-			return r;
-	}
-	return profile_set_thread_process(c->profile, tid, p->pid, process);
+	if (target_process_thread_name(p, tid) || task_read_comm((pid_t)p->pid, (pid_t)tid, comm) < 0)
+		return 0;
+	r = perf_synth_comm(c->out->format, p->pid, tid, comm, c->out->time, c->rec);
+	if (r >= 0)
+		r = c->out->emit(c->out->userdata, &c->rec->header);
+	if (r < 0)
+		return r;
+	comm_rec.comm = (PerfRecordComm){ .pid = p->pid, .tid = tid, .comm = comm };
+	return process_table_apply(c->processes, &comm_rec);
 }
 
-static int resolve_bucket(const BucketContext *c, const Bucket *b)
+static int emit_bucket(const BucketContext *c, const Bucket *b)
 {
 	uint64_t chain[2 * (PROFILE_BPF_STACK_DEPTH + 1)];
-	SampleStack stack = { .stack = PROFILE_NONE };
 	BpfBucketStats *st = c->stats;
+	TargetProcess *p, *known = process_table_find(c->processes, b->key.tgid);
 	size_t n_kernel = 0, n_user;
-	const ProcessMaps *maps;
 	PerfSample sample;
-	TargetProcess *p;
 	int r;
 
 	r = process_table_get(c->processes, b->key.tgid, &p);
@@ -153,61 +152,63 @@ static int resolve_bucket(const BucketContext *c, const Bucket *b)
 		st->samples_excluded += b->count;
 		return tid_set_add(&st->processes_excluded, p->pid) < 0 ? -ENOMEM : 0;
 	}
-	maps = target_process_space(p, b->key.exec_gen);
-	if (c->kernel)
+	if (!known) {
+		r = c->out->emit_process(c->out->userdata, p);
+		if (r < 0)
+			return r;
+	}
+	r = tid_set_add(&st->threads_seen, b->key.tid);
+	if (r > 0)
+		r = name_thread(c, p, b->key.tid);
+	if (r < 0 || tid_set_add(&st->processes_seen, p->pid) < 0)
+		return r < 0 ? r : -ENOMEM;
+
+	if (c->out->kernel)
 		n_kernel = append_stack(c, b->key.kernel_stack, PERF_CONTEXT_KERNEL, chain);
 	n_user = append_stack(c, b->key.user_stack, PERF_CONTEXT_USER, chain + n_kernel);
+	/* a stack the program could not store is a sample without its user frames */
+	if (b->key.lost & PROFILE_BPF_LOST_USER)
+		st->lost_user_stacks += b->count;
+	if (n_user > 0 && user_walk_truncated(chain + n_kernel + 1, n_user - 1,
+					      target_process_space(p, b->key.exec_gen)))
+		st->truncated_stacks += b->count;
 	sample = (PerfSample){
 		.pid = b->key.tgid,
 		.tid = b->key.tid,
+		.time = c->out->time,
 		.ip = n_kernel ? chain[1] : n_user ? chain[n_kernel + 1] : 0,
 		.kernel_mode = n_kernel > 0,
 		.n_callchain = n_kernel + n_user,
 		.callchain = chain,
+		.weight = b->count,
+		.addr = b->key.exec_gen,
 	};
-
-	r = c->resolve(c->resolve_userdata, &sample, maps, c->profile, &stack);
-	if (r == -ENOMEM)
-		return r;
+	r = perf_synth_sample(c->out->format, &sample, c->rec);
+	if (r >= 0)
+		r = c->out->emit(c->out->userdata, &c->rec->header);
 	if (r < 0)
-		stack = (SampleStack){ .stack = PROFILE_NONE, .unwind_failed = true };
-	/* a stack the program could not store is a sample without its user frames */
-	if (b->key.lost & PROFILE_BPF_LOST_USER)
-		stack.unwind_failed = true;
-	if (n_user > 0 && user_walk_truncated(chain + n_kernel + 1, n_user - 1, maps))
-		stack.truncated = true;
-	st->unwind_failures += stack.unwind_failed ? b->count : 0;
-	st->truncated_stacks += stack.truncated ? b->count : 0;
-
-	for (uint64_t i = 0; i < b->count; i++) {
-		r = profile_add_sample(c->profile, b->key.tid, 0, stack.stack);
-		if (r < 0)
-			return r;
-	}
+		return r;
 	st->samples_captured += b->count;
-	if (tid_set_add(&st->threads_seen, b->key.tid) < 0 ||
-	    tid_set_add(&st->processes_seen, p->pid) < 0)
-		return -ENOMEM;
-	return name_thread(c, p, b->key.tid);
+	return 0;
 }
 
-int bpf_buckets_resolve(struct profile_bpf *skel, ProcessTable *processes, bool kernel,
-			SampleResolveFn resolve, void *resolve_userdata, Profile *profile,
-			BpfBucketStats *stats)
+int bpf_buckets_emit(struct profile_bpf *skel, ProcessTable *processes, const BpfBucketOutput *out,
+		     BpfBucketStats *stats)
 {
+	_cleanup_free_ PerfSynthRecord *rec = malloc(sizeof(*rec));
+	_cleanup_free_ Bucket *buckets = NULL;
 	const BucketContext c = {
 		.skel = skel,
 		.processes = processes,
-		.kernel = kernel,
-		.resolve = resolve,
-		.resolve_userdata = resolve_userdata,
-		.profile = profile,
+		.out = out,
 		.stats = stats,
+		.rec = rec,
 	};
-	_cleanup_free_ Bucket *buckets = NULL;
 	size_t n;
 	int r;
 
+	if (!rec)
+		return -ENOMEM;
 	r = read_buckets(skel, &buckets, &n);
 	if (r < 0)
 		return r;
@@ -215,7 +216,7 @@ int bpf_buckets_resolve(struct profile_bpf *skel, ProcessTable *processes, bool 
 	if (n > 1)
 		qsort(buckets, n, sizeof(Bucket), bucket_compare);
 	for (size_t i = 0; i < n; i++) {
-		r = resolve_bucket(&c, &buckets[i]);
+		r = emit_bucket(&c, &buckets[i]);
 		if (r < 0)
 			return r;
 	}

@@ -3,18 +3,22 @@
 
 /*
  * The end of a bpf session: every bucket of the program's `counts` map, its
- * stacks looked up in `stacks`, named through a SampleResolveFn against the
- * address space of the bucket's process (process-table.h) and added to a
- * Profile as that many samples without times. Processes the admit rule
- * refused are counted, not added.
+ * stacks looked up in `stacks`, becomes one SAMPLE record carrying its count
+ * (PerfSample.weight) and the address space it was counted in
+ * (PerfSample.addr), with the kernel's frame-pointer walk as its callchain:
+ * whoever consumes the session's records names it, as a perf-fp sample, here
+ * or in the sandboxed unwinder. Nothing is named here; only the address
+ * spaces profd keeps anyway (process-table.h, /proc/PID/maps) are read, to
+ * count truncated walks. Processes the admit rule refused are counted, not
+ * written.
  */
 
+#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "perf-sample.h"
+#include "perf-record.h"
 #include "process-table.h"
-#include "profile.h"
 #include "tid-set.h"
 
 struct profile_bpf;
@@ -22,14 +26,24 @@ struct profile_bpf;
 typedef struct BpfBucketStats {
 	uint64_t buckets;
 	uint64_t samples_captured, samples_excluded;
-	uint64_t unwind_failures;  /* samples whose user stack was lost or failed to resolve */
+	uint64_t lost_user_stacks; /* samples whose user stack the program could not store */
 	uint64_t truncated_stacks; /* samples whose frame-pointer walk stopped early */
 	TidSet threads_seen, processes_seen, processes_excluded;
 } BpfBucketStats;
 
 void bpf_bucket_stats_clear(BpfBucketStats *s);
 
-/* 'kernel': name kernel stacks too. Stats accumulate into 'stats'. */
-int bpf_buckets_resolve(struct profile_bpf *skel, ProcessTable *processes, bool kernel,
-			SampleResolveFn resolve, void *resolve_userdata, Profile *profile,
-			BpfBucketStats *stats);
+typedef struct BpfBucketOutput {
+	const PerfRecordFormat *format; /* of the SAMPLE and COMM records written */
+	uint64_t time;                  /* of every record written: counts carry none */
+	bool kernel;                    /* kernel stacks too */
+	/* a record for the consumer */
+	int (*emit)(void *userdata, const struct perf_event_header *rec);
+	/* a process the table met only now (joined from /proc): its state for the consumer */
+	int (*emit_process)(void *userdata, const TargetProcess *p);
+	void *userdata;
+} BpfBucketOutput;
+
+/* Stats accumulate into 'stats'. */
+int bpf_buckets_emit(struct profile_bpf *skel, ProcessTable *processes, const BpfBucketOutput *out,
+		     BpfBucketStats *stats);

@@ -59,6 +59,18 @@ bool bpf_sampler_is_finished(const BpfSampler *s)
 	return true;
 }
 
+const PerfRecordFormat *bpf_sampler_get_format(void)
+{
+	static const PerfRecordFormat none = {};
+
+	return &none;
+}
+
+uint64_t bpf_sampler_get_start(const BpfSampler *s)
+{
+	return 0;
+}
+
 const Profile *bpf_sampler_get_profile(const BpfSampler *s)
 {
 	return NULL;

@@ -18,11 +18,13 @@
 #include "perf-event.h"
 #include "profile-bpf.h"
 #include "process-resolvers.h"
+#include "profile-builder.h"
 #include "profile.skel.h"
 #include "recorded-files.h"
 #include "sampling-request.h"
 #include "session-loop.h"
 #include "side-band.h"
+#include "target-snapshot.h"
 #include "task-list.h"
 #include "time-util.h"
 
@@ -35,6 +37,13 @@
 #define MAX_COUNT_ENTRIES 65536U
 
 #define SOURCE_SIDE_BAND SESSION_SOURCE_BACKEND
+
+/* The side band's records, and the aggregated samples of the buckets (bpf-buckets.h). */
+static const PerfRecordFormat record_format = {
+	.sample_type = SIDE_BAND_SAMPLE_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_ADDR |
+		       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT,
+	.sample_id_all = true,
+};
 
 /* The program's counters, as copied at the end. */
 typedef struct BpfCounters {
@@ -58,12 +67,15 @@ struct BpfSampler {
 	ProcessTable *processes;
 	uint64_t threads_at_start;
 
-	Profile *profile;
-	SampleResolveFn resolve;
-	void *resolve_userdata;
-	ProcessResolvers *resolvers; /* our own resolvers, when the caller gave no resolve function */
+	/* the records go to the caller's sink, or are named here by a builder */
+	SamplingRecordFn sink;
+	void *sink_userdata;
+	ProfileBuilder *builder;
+	ProcessResolvers *resolvers; /* the builder's, when the caller gave no resolve function */
 	RecordedFiles files;
 	TargetFileOpener opener;     /* files, for the resolvers */
+	Profile *profile;            /* once finished, named here */
+	RecordBuffer snapshot;       /* scratch: a process's state as records */
 
 	SessionLoop loop;
 	uint64_t start_mono, start_unix, end_mono;
@@ -73,6 +85,7 @@ struct BpfSampler {
 	BpfBucketStats stats;
 	uint64_t program_runs, program_nanos, side_band_lost, side_band_bytes;
 	uint64_t setup_cpu_nanos, naming_cpu_nanos;
+	uint64_t sink_dropped; /* samples the sink had no room for */
 };
 
 int bpf_sampler_probe(void)
@@ -105,10 +118,12 @@ BpfSampler *bpf_sampler_free(BpfSampler *s)
 	free(s->event_fds);
 	profile_bpf__destroy(s->skel);
 	side_band_free(s->side_band);
-	/* the resolvers' file opener reads the process table: they go first */
+	/* the resolvers' file opener reads the builder's process table: they go first */
 	process_resolvers_free(s->resolvers);
+	profile_builder_free(s->builder);
 	process_table_free(s->processes);
 	profile_free(s->profile);
+	record_buffer_clear(&s->snapshot);
 	session_loop_close(&s->loop);
 	bpf_bucket_stats_clear(&s->stats);
 	free(s->target_name);
@@ -246,13 +261,76 @@ static uint32_t record_pid(const PerfRecord *rec)
 	}
 }
 
-static int on_side_band_record(void *userdata, const PerfRecord *rec)
+/* A record for whoever names: the caller's sink, or our builder. */
+static int emit(void *userdata, const struct perf_event_header *raw)
+{
+	BpfSampler *s = userdata;
+	PerfRecord rec;
+	int r;
+
+	r = perf_record_parse(&record_format, raw, raw->size, &rec);
+	if (r < 0)
+		return r;
+	if (!s->sink)
+		return profile_builder_add(s->builder, &rec);
+	r = s->sink(s->sink_userdata, raw, &rec);
+	if (r == -ENOBUFS && rec.type == PERF_RECORD_SAMPLE) {
+		s->sink_dropped += rec.sample.weight;
+		return 0;
+	}
+	return r;
+}
+
+/*
+ * A process our table joined from /proc: what it read (code mappings, thread
+ * names) as records, since the consumer may have no /proc of its own.
+ */
+static int emit_process_at(BpfSampler *s, const TargetProcess *p, uint64_t time)
+{
+	int r;
+
+	if (p->excluded)
+		return 0; /* never named: nothing of it leaves */
+	s->snapshot.size = 0;
+	r = target_snapshot_known_process(p->pid, p->spaces[p->n_spaces - 1], &record_format, time,
+					  &s->snapshot);
+	for (size_t at = 0; r >= 0 && at < s->snapshot.size;) {
+		const struct perf_event_header *h = (const void *)(s->snapshot.data + at);
+
+		r = emit(s, h);
+		at += h->size;
+	}
+	return r;
+}
+
+static int emit_process(void *userdata, const TargetProcess *p)
 {
 	BpfSampler *s = userdata;
 
-	if (!record_is_target(s, record_pid(rec)))
+	return emit_process_at(s, p, s->end_mono);
+}
+
+static int on_side_band_record(void *userdata, const struct perf_event_header *raw,
+			       const PerfRecord *rec)
+{
+	BpfSampler *s = userdata;
+	uint32_t pid = record_pid(rec);
+	size_t before = process_table_size(s->processes);
+	const TargetProcess *p;
+	bool cloned;
+	int r;
+
+	if (!record_is_target(s, pid))
 		return 0;
-	return process_table_apply(s->processes, rec);
+	/* a fork copies its parent's space, which the consumer has too; else it joins from /proc */
+	cloned = rec->type == PERF_RECORD_FORK && process_table_find(s->processes, rec->task.ppid);
+	r = process_table_apply(s->processes, rec);
+	for (size_t i = before; r >= 0 && !cloned && i < process_table_size(s->processes); i++)
+		r = emit_process_at(s, process_table_at(s->processes, i), rec->id.time);
+	if (r < 0)
+		return r;
+	p = process_table_find(s->processes, pid);
+	return p && p->excluded ? 0 : emit(s, raw);
 }
 
 static int drain_side_band(BpfSampler *s)
@@ -276,6 +354,8 @@ static int join_processes(BpfSampler *s)
 		size_t n_tids;
 
 		r = process_table_get(s->processes, (uint32_t)pids[i], &p);
+		if (r >= 0)
+			r = emit_process_at(s, p, clock_nanos(CLOCK_MONOTONIC));
 		if (r < 0)
 			return r;
 		if (p->excluded)
@@ -324,27 +404,41 @@ static int apply_options(BpfSampler *s, const SamplingOptions *o)
 	s->kernel = !o->exclude_kernel;
 	s->explicit_ring_capacity = o->ring_capacity;
 	s->ring_capacity_limit = o->ring_capacity_limit;
-	s->resolve = o->resolve;
-	s->resolve_userdata = o->resolve_userdata;
+	s->sink = o->record_sink;
+	s->sink_userdata = o->record_sink_userdata;
 	return 0;
 }
 
-/* A frame-pointer StackResolver per process, opening mapped files as the records say. */
-static int new_resolvers(BpfSampler *s, const StackResolverOptions *resolver)
+/*
+ * Without a sink: a builder of many processes names the records here, with the
+ * caller's resolve function or a frame-pointer StackResolver per process that
+ * opens mapped files as the records say.
+ */
+static int new_builder(BpfSampler *s, const SamplingOptions *o, const StackResolverOptions *resolver)
 {
 	StackResolverOptions ro = resolver ? *resolver : (StackResolverOptions){};
+	SampleResolveFn resolve = o->resolve;
+	void *resolve_userdata = o->resolve_userdata;
 	int r;
 
-	s->files = (RecordedFiles){ .processes = s->processes, .inner = ro.files };
-	s->opener = (TargetFileOpener){ recorded_files_open, &s->files };
-	ro.mode = STACK_UNWIND_FP;
-	ro.kernel = s->kernel;
-	ro.files = &s->opener;
-	r = process_resolvers_new(&ro, &s->resolvers);
+	if (!resolve) {
+		s->files = (RecordedFiles){ .inner = ro.files };
+		s->opener = (TargetFileOpener){ recorded_files_open, &s->files };
+		ro.mode = STACK_UNWIND_FP;
+		ro.kernel = s->kernel;
+		ro.files = &s->opener;
+		ro.ns_pid = 0;
+		r = process_resolvers_new(&ro, &s->resolvers);
+		if (r < 0)
+			return r;
+		resolve = process_resolvers_resolve;
+		resolve_userdata = s->resolvers;
+	}
+	r = profile_builder_new(0, NSEC_PER_SEC / s->request.hz, resolve, resolve_userdata,
+				&s->builder);
 	if (r < 0)
 		return r;
-	s->resolve = process_resolvers_resolve;
-	s->resolve_userdata = s->resolvers;
+	s->files.processes = profile_builder_get_processes(s->builder);
 	return 0;
 }
 
@@ -375,23 +469,13 @@ int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options
 	if (r < 0)
 		return r;
 
-	r = profile_new(&s->profile);
-	if (r < 0)
-		return r;
-	s->profile->pid = target->kind == SAMPLING_TARGET_PID ? (uint32_t)target->pid : 0;
-	s->profile->period_nanos = NSEC_PER_SEC / s->request.hz;
-	s->profile->untimed = true;
-	s->profile->multi_process = sampling_target_is_multi_process(target);
-	r = profile_set_target(s->profile, s->target_name, target->unit);
-	if (r < 0)
-		return r;
 	r = process_table_new(&s->processes);
 	if (r < 0)
 		return r;
 	/* the caller's rules decide each process, as for the perf backends */
 	process_table_set_admit(s->processes, options->admit, options->admit_userdata);
-	if (!s->resolve) {
-		r = new_resolvers(s, resolver);
+	if (!s->sink) {
+		r = new_builder(s, options, resolver);
 		if (r < 0)
 			return r;
 	}
@@ -449,7 +533,8 @@ static int sampler_start(void *userdata)
 
 	s->start_unix = clock_nanos(CLOCK_REALTIME);
 	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
-	s->profile->start_unix_nanos = s->start_unix;
+	if (s->builder)
+		profile_builder_set_start(s->builder, s->start_mono, s->start_unix);
 	r = session_loop_arm(&s->loop, s->start_mono + s->request.duration);
 	if (r < 0)
 		return r;
@@ -491,6 +576,26 @@ static void read_program_stats(BpfSampler *s)
 	s->program_nanos = info.run_time_ns;
 }
 
+/* Named here: the profile, of what the target is, without times. */
+static int finish_profile(BpfSampler *s)
+{
+	Profile *p;
+	int r;
+
+	/* the stack-quality report, over every process, once all are named */
+	if (s->resolvers)
+		(void)process_resolvers_finish(s->resolvers);
+	profile_builder_set_duration(s->builder, s->end_mono - s->start_mono);
+	r = profile_builder_set_target(s->builder, s->target_name, s->target->unit);
+	if (r < 0)
+		return r;
+	p = s->profile = profile_builder_steal_profile(s->builder);
+	p->pid = s->target->kind == SAMPLING_TARGET_PID ? (uint32_t)s->target->pid : 0;
+	p->multi_process = sampling_target_is_multi_process(s->target);
+	p->untimed = true;
+	return 0;
+}
+
 static int sampler_finish(void *userdata, const char *reason)
 {
 	BpfSampler *s = userdata;
@@ -509,19 +614,26 @@ static int sampler_finish(void *userdata, const char *reason)
 		s->end_mono = s->start_mono;
 	read_program_stats(s);
 
-	/* the last mappings first, then every bucket named */
+	/* the last mappings first, then every bucket as a sample */
 	r = drain_side_band(s);
-	k = bpf_buckets_resolve(s->skel, s->processes, s->kernel, s->resolve, s->resolve_userdata,
-				s->profile, &s->stats);
+	k = bpf_buckets_emit(s->skel, s->processes,
+			     &(BpfBucketOutput){ .format = &record_format,
+						 .time = s->end_mono,
+						 .kernel = s->kernel,
+						 .emit = emit,
+						 .emit_process = emit_process,
+						 .userdata = s },
+			     &s->stats);
 	if (r >= 0)
 		r = k;
-	/* the stack-quality report, over every process, once all are named */
-	if (s->resolvers)
-		(void)process_resolvers_finish(s->resolvers);
+	if (s->builder) {
+		k = finish_profile(s);
+		if (r >= 0)
+			r = k;
+	}
 	s->naming_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 
 	s->end_reason = reason;
-	s->profile->duration_nanos = s->end_mono - s->start_mono;
 	/* the maps are locked memory and the side band's rings too: give them back now */
 	s->side_band_lost = side_band_lost(s->side_band);
 	s->side_band_bytes = side_band_bytes(s->side_band);
@@ -564,6 +676,16 @@ Profile *bpf_sampler_steal_profile(BpfSampler *s)
 	return TAKE_PTR(s->profile);
 }
 
+const PerfRecordFormat *bpf_sampler_get_format(void)
+{
+	return &record_format;
+}
+
+uint64_t bpf_sampler_get_start(const BpfSampler *s)
+{
+	return s->start_mono;
+}
+
 const StackQuality *bpf_sampler_get_quality(const BpfSampler *s)
 {
 	if (!s || s->loop.phase != SESSION_PHASE_FINISHED || !s->resolvers)
@@ -583,10 +705,14 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 	BpfCounters c = finished ? s->counters : sampling ? read_counters(s) : (BpfCounters){};
 	uint64_t end = finished ? s->end_mono : sampling ? clock_nanos(CLOCK_MONOTONIC) : s->start_mono;
 
+	ProfileBuilderStats built = {};
+
+	if (s->builder)
+		profile_builder_get_stats(s->builder, &built);
 	*ret = (SamplingMetrics){
-		/* live: what the program counted so far; final: what the profile holds */
-		.samples_captured = finished ? s->stats.samples_captured : c.samples,
-		.samples_dropped = c.dropped,
+		/* live: what the program counted so far; final: what the records carry */
+		.samples_captured = finished ? s->stats.samples_captured - s->sink_dropped : c.samples,
+		.samples_dropped = c.dropped + s->sink_dropped,
 		.threads_seen = s->stats.threads_seen.count,
 		.threads_at_start = s->threads_at_start,
 		.duration_nanos = end - s->start_mono,
@@ -604,7 +730,8 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 		.ring_capacity = s->ring_capacity,
 		.ring_bytes = s->side_band ? side_band_bytes(s->side_band) : s->side_band_bytes,
 		.collector_cpu_nanos = s->loop.cpu_nanos,
-		.unwind_failures = s->stats.unwind_failures,
+		/* named here: what the resolvers could not name too */
+		.unwind_failures = s->stats.lost_user_stacks + built.unwind_failures,
 		.truncated_stacks = s->stats.truncated_stacks,
 		.target = s->target_name,
 		.untimed = true,

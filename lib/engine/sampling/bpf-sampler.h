@@ -6,10 +6,15 @@
  * cpu-clock event per CPU, counts samples per (process, thread, address
  * space, user stack, kernel stack) in kernel maps; user space does nothing per
  * sample. Live counters are read from the program's memory, the buckets once
- * at the end. A side band of MMAP2/COMM/FORK/EXIT records (side-band.h)
- * keeps every target process's address spaces (process-table.h), so the
- * stacks are named at the end through the same SampleResolveFn as the perf
- * backends: the kernel walked them by frame pointer, as in perf-fp.
+ * at the end. Naming is not done here: the sampler writes records, as a perf
+ * session does, for whoever names them — its side band of
+ * MMAP2/COMM/FORK/EXIT records (side-band.h) as they come, the state of the
+ * processes it joins from /proc as MMAP2 and COMM records (target-snapshot.h),
+ * and at the end each bucket as one SAMPLE record weighing its count
+ * (bpf-buckets.h): a callchain the kernel walked by frame pointer, named as
+ * perf-fp's are. The records go to SamplingOptions.record_sink (a Collector's
+ * backlog, consumed by the sandboxed unwinder in profd), or without one to a
+ * ProfileBuilder here (profctl --local, tests).
  *
  * What it cannot do: timestamps (the Profile's samples all have time 0 and
  * profile->untimed is set), DWARF unwinding (code without frame pointers
@@ -37,10 +42,13 @@ typedef struct BpfSampler BpfSampler;
 int bpf_sampler_probe(void);
 
 /*
- * Stacks are named with options->resolve when set; else by a StackResolver per
- * process (frame-pointer mode) made from 'resolver' (NULL: defaults), whose
- * mapped files are opened as the side band recorded them, so processes that
- * exited or exec'ed before the end are named too (recorded-files.h).
+ * options->record_sink set: the records go there (in record_format order, from
+ * the thread that calls new() and then the one that runs the sampler), and no
+ * profile is made here. Else stacks are named here with options->resolve when
+ * set, else by a StackResolver per process (frame-pointer mode) made from
+ * 'resolver' (NULL: defaults), whose mapped files are opened as the records
+ * say, so processes that exited or exec'ed before the end are named too
+ * (recorded-files.h).
  *
  * Errors: -ESRCH no such process, -EOPNOTSUPP no bpf here (bpf_sampler_probe()),
  * -EINVAL bad option, -EPERM/-EACCES not privileged enough.
@@ -61,11 +69,16 @@ uint64_t bpf_sampler_get_deadline(const BpfSampler *s);
 int bpf_sampler_process(BpfSampler *s);
 bool bpf_sampler_is_finished(const BpfSampler *s);
 
-/* Empty until finished: the buckets are read at the end. */
+/* The format of the records it writes (side band and samples). */
+const PerfRecordFormat *bpf_sampler_get_format(void);
+/* CLOCK_MONOTONIC of the window's start, once started. */
+uint64_t bpf_sampler_get_start(const BpfSampler *s);
+
+/* Without a sink, NULL until finished: the buckets are read at the end. */
 const Profile *bpf_sampler_get_profile(const BpfSampler *s);
 Profile *bpf_sampler_steal_profile(BpfSampler *s);
 const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s);
-/* Once finished, the stack-quality counts of the stacks it named itself (NULL otherwise). */
+/* Once finished, the stack-quality counts of the stacks it named itself (NULL otherwise, and with a sink). */
 const StackQuality *bpf_sampler_get_quality(const BpfSampler *s);
 /* Live while sampling (from the program's counters), final once finished. */
 void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret);

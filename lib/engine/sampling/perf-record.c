@@ -98,7 +98,7 @@ uint64_t perf_record_sample_type(bool dwarf)
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |           \
 	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |            \
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                    \
-	 PERF_SAMPLE_STACK_USER)
+	 PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT)
 
 /* The sample_id trailer fields after pid/tid and time; each one u64. */
 #define SAMPLE_ID_SKIPPED \
@@ -150,9 +150,11 @@ static int parse_sample(const PerfRecordFormat *f, Cursor *c, uint16_t misc, Per
 		s->tid = s->pid;
 	if (r == 0 && (t & PERF_SAMPLE_TIME))
 		r = cursor_u64(c, &s->time);
+	if (r == 0 && (t & PERF_SAMPLE_ADDR))
+		r = cursor_u64(c, &s->addr);
 	if (r == 0)
-		r = cursor_skip_fields(c, t, PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
-						     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD);
+		r = cursor_skip_fields(c, t, PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+						     PERF_SAMPLE_PERIOD);
 	if (r == 0 && (t & PERF_SAMPLE_CALLCHAIN)) {
 		r = cursor_u64(c, &s->n_callchain);
 		if (r == 0)
@@ -178,6 +180,8 @@ static int parse_sample(const PerfRecordFormat *f, Cursor *c, uint16_t misc, Per
 				r = -EBADMSG;
 		}
 	}
+	if (r == 0 && (t & PERF_SAMPLE_WEIGHT))
+		r = cursor_u64(c, &s->weight);
 	if (r < 0)
 		*s = (PerfSample){};
 	return r;

@@ -37,6 +37,15 @@ typedef struct PerfSample {
 	uint64_t stack_size;
 	uint64_t stack_dyn_size;
 	const uint8_t *stack;
+
+	/*
+	 * An aggregated sample (the bpf backend counts stacks in the kernel):
+	 * PERF_SAMPLE_WEIGHT, the samples it stands for (0: an ordinary one), and
+	 * PERF_SAMPLE_ADDR, the address space they were counted in (its exec
+	 * generation, process-table.h). perf sessions never request either.
+	 */
+	uint64_t weight;
+	uint64_t addr;
 } PerfSample;
 
 /*

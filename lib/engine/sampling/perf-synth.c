@@ -135,3 +135,40 @@ int perf_synth_comm(const PerfRecordFormat *format, uint32_t pid, uint32_t tid, 
 	writer_end(ret, &w);
 	return 0;
 }
+
+/* The fields perf_synth_sample() writes; an aggregated sample needs no others. */
+#define SYNTH_SAMPLE_TYPE                                                                        \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |                 \
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT)
+
+int perf_synth_sample(const PerfRecordFormat *format, const PerfSample *s, PerfSynthRecord *ret)
+{
+	uint64_t t = format->sample_type;
+	Writer w = writer_begin(ret, PERF_RECORD_SAMPLE,
+				s->kernel_mode ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
+	int r = 0;
+
+	if (t & ~(uint64_t)SYNTH_SAMPLE_TYPE)
+		return -EOPNOTSUPP;
+	if (t & PERF_SAMPLE_IP)
+		r = put_u64(&w, s->ip);
+	if (r == 0 && (t & PERF_SAMPLE_TID))
+		r = put_u32_pair(&w, s->pid, s->tid);
+	if (r == 0 && (t & PERF_SAMPLE_TIME))
+		r = put_u64(&w, s->time);
+	if (r == 0 && (t & PERF_SAMPLE_ADDR))
+		r = put_u64(&w, s->addr);
+	if (r == 0 && (t & PERF_SAMPLE_CALLCHAIN)) {
+		r = put_u64(&w, s->n_callchain);
+		if (r == 0 && s->n_callchain > w.left / sizeof(uint64_t))
+			r = -E2BIG;
+		if (r == 0)
+			r = put(&w, s->callchain, s->n_callchain * sizeof(uint64_t));
+	}
+	if (r == 0 && (t & PERF_SAMPLE_WEIGHT))
+		r = put_u64(&w, s->weight);
+	if (r < 0)
+		return r == -ENAMETOOLONG ? -E2BIG : r;
+	writer_end(ret, &w);
+	return 0;
+}

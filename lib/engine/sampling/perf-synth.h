@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "perf-record.h"
+#include "perf-sample.h"
 #include "process-maps.h"
 
 /* Header, the fixed MMAP2 fields, a path of up to PATH_MAX and the longest sample_id trailer. */
@@ -31,3 +32,10 @@ int perf_synth_mmap2(const PerfRecordFormat *format, uint32_t pid, const Process
 /* A COMM record naming thread 'tid' of 'pid' (at most 15 characters kept). */
 int perf_synth_comm(const PerfRecordFormat *format, uint32_t pid, uint32_t tid, const char *comm,
 		    uint64_t time, PerfSynthRecord *ret);
+/*
+ * A SAMPLE record of 's' (its IP, pid/tid, time, address, callchain and weight,
+ * as 'format' selects them): an aggregated sample made in user space (the bpf
+ * backend). -EOPNOTSUPP for a format with other fields, -E2BIG for a callchain
+ * that does not fit.
+ */
+int perf_synth_sample(const PerfRecordFormat *format, const PerfSample *s, PerfSynthRecord *ret);

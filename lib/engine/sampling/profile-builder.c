@@ -91,35 +91,42 @@ static int builder_name_thread(ProfileBuilder *b, const TargetProcess *p, uint32
 	return r < 0 ? r : profile_set_thread_process(b->profile, tid, p->pid, process);
 }
 
+/*
+ * An aggregated sample (PerfSample.weight) stands for that many, counted in
+ * the address space it names (PerfSample.addr) and without a time of its own.
+ */
 static int builder_on_sample(ProfileBuilder *b, const PerfSample *sample)
 {
 	SampleStack stack = { .stack = PROFILE_NONE };
 	const ProcessMaps *maps = b->maps;
+	uint64_t n = sample->weight ?: 1, t = 0;
 	TargetProcess *p = NULL;
-	uint64_t t;
 	int r;
 
 	if (b->processes) {
 		r = process_table_get(b->processes, sample->pid, &p);
 		if (r < 0)
 			return r;
-		maps = p->spaces[p->n_spaces - 1];
+		maps = sample->weight ? target_process_space(p, sample->addr < UINT32_MAX ? (uint32_t)sample->addr : UINT32_MAX)
+				      : p->spaces[p->n_spaces - 1];
 	}
 	r = b->resolve(b->resolve_userdata, sample, maps, b->profile, &stack);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
 		stack = (SampleStack){ .stack = PROFILE_NONE, .unwind_failed = true };
-	b->stats.unwind_failures += stack.unwind_failed;
-	b->stats.truncated_stacks += stack.truncated;
+	b->stats.unwind_failures += stack.unwind_failed ? n : 0;
+	b->stats.truncated_stacks += stack.truncated ? n : 0;
 
-	t = sample->time > b->start_mono ? sample->time - b->start_mono : 0;
-	r = profile_add_sample(b->profile, sample->tid, t, stack.stack);
+	if (!sample->weight && sample->time > b->start_mono)
+		t = sample->time - b->start_mono;
+	for (uint64_t i = 0; r >= 0 && i < n; i++)
+		r = profile_add_sample(b->profile, sample->tid, t, stack.stack);
 	if (r >= 0 && p)
 		r = builder_name_thread(b, p, sample->tid);
 	if (r < 0)
 		return r;
-	b->stats.samples++;
+	b->stats.samples += n;
 	return 0;
 }
 

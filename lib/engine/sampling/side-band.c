@@ -13,7 +13,6 @@
 #include "perf-event.h"
 #include "ring.h"
 
-#define SIDE_BAND_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 
 typedef struct SideBandCpu {
 	int fd;
@@ -184,12 +183,12 @@ int side_band_drain(SideBand *sb, SideBandRecordFn fn, void *userdata)
 		qsort(sb->entries, sb->n_entries, sizeof(BatchEntry), entry_compare);
 	for (size_t i = 0; i < sb->n_entries; i++) {
 		const BatchEntry *e = &sb->entries[i];
+		const struct perf_event_header *raw = (const void *)(sb->data + e->offset);
 		PerfRecord rec;
 
-		r = perf_record_parse(&sb->format, (const struct perf_event_header *)(sb->data + e->offset),
-				      e->size, &rec);
+		r = perf_record_parse(&sb->format, raw, e->size, &rec);
 		if (r >= 0)
-			r = fn(userdata, &rec);
+			r = fn(userdata, raw, &rec);
 		if (r < 0)
 			return r;
 	}

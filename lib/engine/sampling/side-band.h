@@ -20,6 +20,9 @@
 #include "perf-record.h"
 #include "session-timers.h"
 
+/* The sample_id trailer of its records (sample_id_all): pid/tid and time. */
+#define SIDE_BAND_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
+
 typedef struct SideBand SideBand;
 
 /* 'cgroup_fd' < 0: every process; else the tasks of that cgroup2 directory and below. */
@@ -30,8 +33,9 @@ void side_band_freep(SideBand **sb);
 /* Watch every ring (readable at half full) as 'source' of 'timers'. */
 int side_band_watch(SideBand *sb, SessionTimers *timers, unsigned source);
 
-/* Called for each record in time order; pointers in 'rec' live only during the call. */
-typedef int (*SideBandRecordFn)(void *userdata, const PerfRecord *rec);
+/* Called for each record in time order, raw and parsed; both live only during the call. */
+typedef int (*SideBandRecordFn)(void *userdata, const struct perf_event_header *raw,
+				const PerfRecord *rec);
 /* Hand over what every ring holds now; returns 0 or the first negative errno 'fn' returned. */
 int side_band_drain(SideBand *sb, SideBandRecordFn fn, void *userdata);
 

@@ -29,26 +29,16 @@ int record_buffer_append(RecordBuffer *b, const struct perf_event_header *record
 	return 0;
 }
 
-int target_snapshot_process(uint32_t pid, const PerfRecordFormat *format, uint64_t time,
-			    RecordBuffer *out, size_t *ret_threads)
+/* Its code mappings (data mappings name nothing in a stack; perf synthesizes the same), then its threads' names. */
+static int snapshot(uint32_t pid, const ProcessMaps *maps, const pid_t *tids, size_t n_tids,
+		    const PerfRecordFormat *format, uint64_t time, RecordBuffer *out)
 {
-	_cleanup_(process_maps_freep) ProcessMaps *maps = NULL;
-	_cleanup_free_ pid_t *tids = NULL;
-	PerfSynthRecord *rec = NULL;
-	size_t n_tids;
-	int r;
-
-	r = process_maps_load(pid, &maps);
-	if (r < 0)
-		return r;
-	r = task_list_read((pid_t)pid, &tids, &n_tids);
-	if (r < 0)
-		return r;
 	/* a few KiB: off the stack of whichever thread snapshots */
-	rec = malloc(sizeof(*rec));
+	_cleanup_free_ PerfSynthRecord *rec = malloc(sizeof(*rec));
+	int r = 0;
+
 	if (!rec)
 		return -ENOMEM;
-	/* code only: data mappings name nothing in a stack (perf synthesizes the same) */
 	for (size_t i = 0; r >= 0 && i < maps->n_mappings; i++) {
 		const ProcessMapping *m = &maps->mappings[i];
 
@@ -72,9 +62,38 @@ int target_snapshot_process(uint32_t pid, const PerfRecordFormat *format, uint64
 		if (r >= 0)
 			r = record_buffer_append(out, &rec->header);
 	}
-	free(rec);
+	return r;
+}
+
+int target_snapshot_process(uint32_t pid, const PerfRecordFormat *format, uint64_t time,
+			    RecordBuffer *out, size_t *ret_threads)
+{
+	_cleanup_(process_maps_freep) ProcessMaps *maps = NULL;
+	_cleanup_free_ pid_t *tids = NULL;
+	size_t n_tids;
+	int r;
+
+	r = process_maps_load(pid, &maps);
+	if (r < 0)
+		return r;
+	r = task_list_read((pid_t)pid, &tids, &n_tids);
+	if (r < 0)
+		return r;
+	r = snapshot(pid, maps, tids, n_tids, format, time, out);
 	if (r < 0)
 		return r;
 	*ret_threads = n_tids;
 	return 0;
+}
+
+int target_snapshot_known_process(uint32_t pid, const ProcessMaps *maps,
+				  const PerfRecordFormat *format, uint64_t time, RecordBuffer *out)
+{
+	_cleanup_free_ pid_t *tids = NULL;
+	size_t n_tids = 0;
+
+	/* gone: its mappings as known, no thread to name */
+	if (task_list_read((pid_t)pid, &tids, &n_tids) < 0)
+		n_tids = 0;
+	return snapshot(pid, maps, tids, n_tids, format, time, out);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "perf-record.h"
+#include "process-maps.h"
 
 typedef struct RecordBuffer {
 	uint8_t *data; /* records back to back, each 8-byte aligned and sized by its header */
@@ -27,3 +28,9 @@ int record_buffer_append(RecordBuffer *b, const struct perf_event_header *record
  */
 int target_snapshot_process(uint32_t pid, const PerfRecordFormat *format, uint64_t time,
 			    RecordBuffer *out, size_t *ret_threads);
+/*
+ * The same of a process whose address space is known already ('maps', e.g. a
+ * ProcessTable's): its code mappings, and the names of the threads it has now.
+ */
+int target_snapshot_known_process(uint32_t pid, const ProcessMaps *maps,
+				  const PerfRecordFormat *format, uint64_t time, RecordBuffer *out);
