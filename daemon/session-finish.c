@@ -95,6 +95,7 @@ static int take_unwound(FinishJob *j)
 	/* what it is of is profd's to say too: one process, or (pid 0) many */
 	p->pid = j->props.pid;
 	p->multi_process = j->props.pid == 0;
+	p->untimed = j->untimed;
 	r = profile_set_target(p, j->props.target, j->unit);
 	if (r < 0)
 		return r;

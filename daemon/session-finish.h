@@ -32,6 +32,7 @@ typedef struct FinishJob {
 	int unwound_fd;
 	uint64_t samples_given;  /* samples the unwinder was given: it may report no more */
 	bool kernel;             /* kernel frames allowed in it */
+	bool untimed;            /* counts without times (bpf): profd's to say too */
 	uint64_t start_unix_nanos, period_nanos, duration_nanos; /* profd's own, not the unwinder's */
 	char *unit;              /* the unit a cgroup session is of (profd's), or NULL */
 	struct json_t *stack_quality; /* the stack-quality report for the record, or NULL */

@@ -251,6 +251,7 @@ static int session_new_finish_job(Session *s, Profile *profile, FinishJob **ret)
 	j->start_unix_nanos = s->metrics.start_unix_nanos;
 	j->period_nanos = s->metrics.period_nanos;
 	j->duration_nanos = s->metrics.duration_nanos;
+	j->untimed = s->metrics.untimed;
 	if (s->sampling_target && s->sampling_target->unit &&
 	    !(j->unit = strdup(s->sampling_target->unit)))
 		return -ENOMEM;
@@ -519,19 +520,18 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 	if (r < 0)
 		return session_error_from_engine(r, req, error);
 	/*
-	 * bpf names its stacks inside profd, root's only; every other session, of
-	 * one process or many, root's too (a system session samples everyone's
-	 * processes): nothing the caller controls is parsed here, the owner's
-	 * unwinder does it
+	 * every session, of one process or many, of any backend, root's too (a
+	 * system session samples everyone's processes): nothing the caller controls
+	 * is parsed here, the owner's unwinder does it. bpf stays root's: its
+	 * program sees every process's stacks, and the per-process rules that admit
+	 * another caller's targets are not in it
 	 */
 	bpf = strcmp(choice.backend, "bpf") == 0;
-	o.unwind_elsewhere = !bpf;
+	o.unwind_elsewhere = true;
 	if (bpf && caller->uid != 0)
 		return sd_bus_error_setf(error, PROFD_ERROR_UNSUPPORTED,
-					 "backend 'bpf' names stacks inside profd, which only uid 0's "
-					 "sessions may have; use backend 'perf-dwarf' or 'perf-fp'");
-	if (bpf)
-		o.resolver = (StackResolverOptions){ .cache = m->symbols, .owner = caller->uid };
+					 "backend 'bpf' is only for uid 0's sessions; use backend "
+					 "'perf-dwarf' or 'perf-fp'");
 
 	/* root may profile anything: only other callers' targets are checked again */
 	if (caller->uid != 0) {
@@ -560,13 +560,17 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 		return sd_bus_error_setf(error, PROFD_ERROR_NO_SUCH_PROCESS,
 					 "process %d exited before sampling started", (int)req->pid);
 	s->kernel = req->kernel;
-	/* the unwinder is up (and may read the target's mappings) before the first sample */
+	/* the unwinder is up (and may read the target's mappings) before the first sample;
+	 * bpf's kernel-walked callchains are named as perf-fp's */
+	mode = STACK_UNWIND_FP;
 	r = bpf ? 0 : stack_unwind_mode_from_backend(choice.backend, &mode);
-	if (r == 0 && !bpf)
+	if (r == 0)
 		r = unwinder_pool_attach(m->unwinders,
 					 &(UnwinderSessionInfo){ .owner = caller->uid,
-								 /* 0: many processes */
-								 .pid = (uint32_t)req->pid,
+								 /* 0: many processes; bpf's
+								  * are named by their records
+								  * even of one */
+								 .pid = bpf ? 0 : (uint32_t)req->pid,
 								 .dwarf = mode == STACK_UNWIND_DWARF,
 								 .kernel = req->kernel },
 					 s->collector, session_unwound, s, &s->unwinder);

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Root's sessions of many processes are named by uid 0's sandboxed unwinder,
-# never inside profd (DESIGN.md §8): whole-machine sessions of root while uid
-# 65534 runs binaries whose CFI and DWARF were damaged on purpose
-# (mutate-elf.py, as in test-hostile.sh), beside a benign workload of root's.
+# never inside profd (DESIGN.md §8), whatever the backend: whole-machine
+# sessions of root (perf-dwarf; bpf, whose in-kernel counts reach the unwinder
+# as weighted samples; 'auto', which picks bpf where it runs) while uid 65534
+# runs binaries whose CFI and DWARF were damaged on purpose (mutate-elf.py, as
+# in test-hostile.sh), beside a benign workload of root's.
 # During each session uid 0's unwinder runs and profd never maps a hostile
 # file (the unwinder does, at least once); profd keeps answering; a session
 # that completed names the benign process (split_heavy) and holds the hostile
@@ -39,7 +41,16 @@ outcomes=()
 sets=(".eh_frame .eh_frame_hdr" ".debug_info .debug_abbrev" ".debug_line .debug_str .debug_line_str"
       ".eh_frame .debug_info .debug_abbrev .debug_line .debug_rnglists .debug_loclists"
       ".symtab .strtab .eh_frame")
+backends=(perf-dwarf perf-dwarf perf-dwarf perf-dwarf perf-dwarf)
+# bpf where this machine and build run it (Backends lists it): the most damaged sets again
+if bctl get-property $DEST $MGR_PATH $MGR Backends | grep -q '"bpf"'; then
+	sets+=("${sets[3]}" "${sets[4]}")
+	backends+=(bpf auto)
+else
+	echo "# bpf does not run here: perf-dwarf only"
+fi
 for i in "${!sets[@]}"; do
+	backend=${backends[$i]}
 	bin=$T/hostile/split-$i
 	# shellcheck disable=SC2086
 	"$(dirname "$0")/mutate-elf.py" "$WORKLOAD_SPLIT" "$bin" 1 ${sets[$i]} || fail "cannot mutate the workload"
@@ -48,8 +59,11 @@ for i in "${!sets[@]}"; do
 	hostile=$SPAWNED
 	wait_until 30 runs_program "$hostile" "$bin" 1 || fail "the mutated workload did not start"
 
-	s=$(start_session 0 499 3000000 2 system b true backend s perf-dwarf)
-	[[ -n $s ]] || fail "root's system session did not start"
+	s=$(start_session 0 499 3000000 2 system b true backend s "$backend")
+	[[ -n $s ]] || fail "root's $backend system session did not start"
+	# 'auto' picks bpf for the whole machine where bpf runs
+	[[ $backend == perf-dwarf || $(prop "$s" Backend) == bpf ]] ||
+		fail "root's $backend system session runs $(prop "$s" Backend), not bpf"
 	wait_until 30 has_unwinder 0 || fail "no unwinder for uid 0 during root's system session"
 	helper=$(unwinder_pid 0)
 	kill -0 "$helper" 2>/dev/null || fail "uid 0's unwinder $helper is not running during the session"
@@ -62,27 +76,28 @@ for i in "${!sets[@]}"; do
 	kill "$profd_watch" "$helper_watch" 2>/dev/null || true
 	wait "$profd_watch" "$helper_watch" 2>/dev/null || true
 
-	kill -0 "$PROFD_PID" 2>/dev/null || fail "profd died on a hostile input (set ${sets[$i]})"
+	kill -0 "$PROFD_PID" 2>/dev/null || fail "profd died on a hostile input (set ${sets[$i]}, $backend)"
 	mgr ListRuns >/dev/null || fail "profd stopped answering"
-	[[ ! -s $T/profd-maps ]] || fail "profd mapped a hostile file: $(sort -u "$T/profd-maps" | head -n 3)"
+	[[ ! -s $T/profd-maps ]] ||
+		fail "profd mapped a hostile file ($backend): $(sort -u "$T/profd-maps" | head -n 3)"
 	if [[ $state == completed ]]; then
 		"$EXPORT_TO_FD" "$BUS" "$s" folded "$T/out/folded" || fail "cannot export session $s"
 		grep -q "workload-split-$benign;.*split_heavy" "$T/out/folded" ||
-			fail "the system profile does not name the benign process $benign: $(head -c 300 "$T/out/folded")"
+			fail "the $backend system profile does not name the benign process $benign: $(head -c 300 "$T/out/folded")"
 		grep -q -- "-$hostile;" "$T/out/folded" ||
-			fail "the system profile lacks the hostile process $hostile: $(head -c 300 "$T/out/folded")"
+			fail "the $backend system profile lacks the hostile process $hostile: $(head -c 300 "$T/out/folded")"
 		completed=$((completed + 1))
 	else
 		err=$(prop "$s" Error)
-		[[ $err == *unwinder* ]] || fail "root's system session failed, not by its unwinder: $err"
-		echo "# set '${sets[$i]}': $err"
+		[[ $err == *unwinder* ]] || fail "root's $backend system session failed, not by its unwinder: $err"
+		echo "# set '${sets[$i]}', $backend: $err"
 	fi
-	outcomes+=("$state")
+	outcomes+=("$backend:$state")
 	kill "$hostile" 2>/dev/null || true
 done
 ((completed > 0)) || fail "no system session beside a hostile binary completed (${outcomes[*]})"
 [[ -s $T/helper-maps ]] || fail "uid 0's unwinder never mapped a hostile file: it did not name them"
-ok "root's system sessions beside damaged binaries of uid $NOBODY (${outcomes[*]}): named by uid 0's unwinder, which mapped them, never profd; the benign process $benign named in each completed one"
+ok "root's system sessions (perf-dwarf, bpf, auto) beside damaged binaries of uid $NOBODY (${outcomes[*]}): named by uid 0's unwinder, which mapped them, never profd; the benign process $benign named in each completed one"
 
 # profd serves everyone after it all
 as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR ListSessions >/dev/null ||

@@ -275,9 +275,10 @@ got=$(check_many root -- --address="$BUS")
 ok "a cgroup, root's session: $got"
 got=$(check_many local -- --local)
 ok "a cgroup, --local: $got"
-# the bpf backend names the kernel's frame-pointer stacks inside profd: its report too. Its
-# resolvers see each process's mappings per bucket, not one address space, so the module's
-# symbol table is not looked at: a stripped module is "no-debug-info" there
+# the bpf backend's kernel frame-pointer stacks are named by the unwinder (in profd's
+# session) or in-process (--local) as weighted samples: its report too. Its resolvers see
+# each process's mappings per bucket, not one address space, so the module's symbol table
+# is not looked at: a stripped module is "no-debug-info" there
 naming_seen=$naming
 naming="no-symbols|no-debug-info"
 got=$(BACKEND=bpf check_many bpf -- --address="$BUS")

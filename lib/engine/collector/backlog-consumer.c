@@ -95,7 +95,7 @@ int backlog_consumer_step(BacklogConsumer *c, unsigned max)
 			return n > 0 ? 1 : -EAGAIN;
 		r = 0;
 		if (record_time(&rec) > limit)
-			c->discarded += rec.type == PERF_RECORD_SAMPLE;
+			c->discarded += rec.type == PERF_RECORD_SAMPLE ? rec.sample.weight ?: 1 : 0;
 		else
 			r = consumer_take(c, &rec);
 		backlog_consume(c->backlog);

@@ -33,6 +33,8 @@
 #define BACKLOG_DEFAULT_HZ 999U
 /* Records the unwinder must not miss (mappings, names) may use this last part; samples not. */
 #define BACKLOG_RESERVE_DIVISOR 16
+/* How long bpf's samples, which come all at once at the end, wait for room (milliseconds). */
+#define BPF_PUSH_WAIT_MS 10000U
 
 struct Collector {
 	SamplingSession *session;
@@ -44,8 +46,9 @@ struct Collector {
 	ProcessResolvers *resolvers;
 	RecordedFiles files;
 	TargetFileOpener opener;
-	/* the bpf backend: the sampler names its own stacks at the end, no backlog or builder */
+	/* the bpf backend: its records, weighted samples at the end, go to the backlog too */
 	BpfSampler *bpf;
+	bool aggregated;            /* bpf: set before its sampler writes the first record */
 	SamplingTarget *own_target; /* bpf of one process: its target */
 	const char *backend_reason;
 	TargetFilePolicy file_policy; /* kernel symbols only with kernel frames */
@@ -172,8 +175,8 @@ static void collector_record_process(Collector *c, const PerfRecord *rec)
 	pthread_mutex_unlock(&c->recorded_lock);
 }
 
-/* A sample of a process past the cap: it may be unnamed once the process is gone. */
-static void collector_count_unrecorded(Collector *c, uint32_t pid)
+/* Samples of a process past the cap: they may be unnamed once the process is gone. */
+static void collector_count_unrecorded(Collector *c, uint32_t pid, uint64_t samples)
 {
 	bool unrecorded;
 
@@ -183,7 +186,38 @@ static void collector_count_unrecorded(Collector *c, uint32_t pid)
 	unrecorded = tid_set_contains(&c->unrecorded, pid);
 	pthread_mutex_unlock(&c->recorded_lock);
 	if (unrecorded)
-		__atomic_add_fetch(&c->samples_unrecorded, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->samples_unrecorded, samples, __ATOMIC_RELAXED);
+}
+
+static bool collector_consumer_gone(Collector *c)
+{
+	bool done;
+
+	pthread_mutex_lock(&c->lock);
+	done = c->consumer_done;
+	pthread_mutex_unlock(&c->lock);
+	return done;
+}
+
+/*
+ * bpf's samples come all at once at the end, each a whole bucket: rather than
+ * drop counts the consumer would take a moment later, wait for it to make
+ * room (while it lives, within BPF_PUSH_WAIT_MS).
+ */
+static int collector_push_waiting(Collector *c, const struct perf_event_header *raw,
+				  const PerfRecord *rec)
+{
+	uint64_t limit = rec->type == PERF_RECORD_SAMPLE ? c->sample_limit : UINT64_MAX;
+	int r = backlog_push(c->backlog, raw, limit);
+
+	for (unsigned ms = 0; r == -ENOBUFS && ms < BPF_PUSH_WAIT_MS; ms++) {
+		if (collector_consumer_gone(c))
+			break;
+		backlog_notify(c->backlog);
+		(void)nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		r = backlog_push(c->backlog, raw, limit);
+	}
+	return r;
 }
 
 /* SamplingRecordFn: everything the session keeps goes to the backlog. */
@@ -196,12 +230,13 @@ static int collector_push(void *userdata, const struct perf_event_header *raw, c
 	if (rec->type == PERF_RECORD_COMM && rec->comm.exec)
 		__atomic_store_n(&c->target_execed, true, __ATOMIC_RELAXED);
 	if (c->recorded && rec->type == PERF_RECORD_SAMPLE)
-		collector_count_unrecorded(c, rec->sample.pid);
+		collector_count_unrecorded(c, rec->sample.pid, rec->sample.weight ?: 1);
 	else if (c->recorded)
 		collector_record_process(c, rec);
 
-	return backlog_push(c->backlog, raw,
-			    rec->type == PERF_RECORD_SAMPLE ? c->sample_limit : UINT64_MAX);
+	return c->aggregated ? collector_push_waiting(c, raw, rec) :
+		backlog_push(c->backlog, raw,
+			     rec->type == PERF_RECORD_SAMPLE ? c->sample_limit : UINT64_MAX);
 }
 
 /* Ask the check; on success the backlog may hand out records up to now. */
@@ -282,26 +317,6 @@ static bool collector_wait_start(Collector *c)
 	return start;
 }
 
-static void *collector_drain_main(void *arg)
-{
-	Collector *c = arg;
-	uint64_t watermark = 0;
-	bool start = collector_wait_start(c);
-
-	if (start) {
-		watermark = backlog_get_watermark(c->backlog);
-		collector_drain_loop(c, watermark);
-	} else
-		backlog_close(c->backlog, 0); /* never started: nothing to keep */
-	pthread_mutex_lock(&c->lock);
-	c->drain_done = true;
-	if (!start && c->elsewhere)
-		c->consumer_done = true; /* nobody was ever given the backlog */
-	collector_maybe_finish_locked(c);
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
 /* ---- the unwind thread: backlog -> profile ---- */
 
 static void collector_publish_unwind(Collector *c)
@@ -330,7 +345,7 @@ static void collector_unwind_loop(Collector *c)
 		if (r < 0) {
 			collector_set_error(c, r);
 			/* nothing to build with: end the window, keep what was built */
-			sampling_session_stop(c->session);
+			collector_stop(c);
 			if (r == -EBADMSG)
 				break; /* a backlog we cannot read: nothing more to take */
 		}
@@ -415,8 +430,9 @@ void collector_freep(Collector **c)
 	collector_free(*c);
 }
 
-static int collector_new_resolver(Collector *c, const CollectorOptions *o,
-				  SampleResolveFn *ret_fn, void **ret_userdata)
+/* 'many': processes named by their records (pid 0); 'backend' the one chosen. */
+static int collector_new_resolver(Collector *c, const CollectorOptions *o, const char *backend,
+				  bool many, SampleResolveFn *ret_fn, void **ret_userdata)
 {
 	StackResolverOptions ro = o->resolver;
 	int r;
@@ -426,13 +442,18 @@ static int collector_new_resolver(Collector *c, const CollectorOptions *o,
 		*ret_userdata = o->sampling.resolve_userdata;
 		return 0;
 	}
-	r = stack_unwind_mode_from_backend(o->sampling.backend, &ro.mode);
-	if (r < 0)
-		return r;
+	/* bpf's callchains are the kernel's frame-pointer walks */
+	if (strcmp(backend, "bpf") == 0)
+		ro.mode = STACK_UNWIND_FP;
+	else {
+		r = stack_unwind_mode_from_backend(backend, &ro.mode);
+		if (r < 0)
+			return r;
+	}
 	ro.kernel = !o->sampling.exclude_kernel;
 	if (c->file_cache)
 		ro.files = &c->file_opener;
-	if (sampling_session_get_pid(c->session) == 0) {
+	if (many) {
 		/* the builder's process table is set once it exists */
 		c->files = (RecordedFiles){ .inner = ro.files };
 		c->opener = (TargetFileOpener){ recorded_files_open, &c->files };
@@ -465,9 +486,10 @@ static int collector_new_backlog(Collector *c, const CollectorOptions *o)
 	}
 	/*
 	 * A second of this session's records at most, within the cap; many processes
-	 * take the whole cap: each new one costs the unwinder a cold start.
+	 * (and bpf, whose samples all come at the end) take the whole cap: each new
+	 * process costs the unwinder a cold start.
 	 */
-	want = sampling_session_get_pid(c->session) == 0 ? cap :
+	want = !c->session || sampling_session_get_pid(c->session) == 0 ? cap :
 		sampling_session_max_bytes_per_second(c->session);
 	r = backlog_new(want < cap ? want : cap, &c->backlog);
 	if (r < 0)
@@ -477,7 +499,7 @@ static int collector_new_backlog(Collector *c, const CollectorOptions *o)
 	return 0;
 }
 
-/* ---- the bpf backend: one thread runs the sampler; it counts in the kernel, names at the end ---- */
+/* ---- the bpf backend: counts in the kernel; its records, samples last, to the backlog ---- */
 
 static void collector_publish_bpf(Collector *c)
 {
@@ -486,19 +508,24 @@ static void collector_publish_bpf(Collector *c)
 	bpf_sampler_get_metrics(c->bpf, &m);
 	pthread_mutex_lock(&c->lock);
 	c->drained = m;
+	c->samples_pushed = m.samples_captured;
 	c->drain_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	c->backlog_peak = backlog_get_peak(c->backlog);
 	pthread_mutex_unlock(&c->lock);
+	backlog_notify(c->backlog);
 }
 
-static void collector_bpf_loop(Collector *c)
+static void collector_bpf_loop(Collector *c, uint64_t watermark)
 {
-	uint64_t watermark;
+	uint64_t cutoff = UINT64_MAX;
 	int r;
 
 	for (;;) {
 		struct pollfd p = { .fd = bpf_sampler_get_fd(c->bpf), .events = POLLIN };
 
-		if (!c->cut_off && collector_run_check(c, &watermark) < 0) {
+		if (cutoff == UINT64_MAX && collector_run_check(c, &watermark) < 0) {
+			/* its samples all come at the end, after the cut-off: none is kept */
+			cutoff = watermark;
 			pthread_mutex_lock(&c->lock);
 			c->cut_off = true;
 			pthread_mutex_unlock(&c->lock);
@@ -515,55 +542,148 @@ static void collector_bpf_loop(Collector *c)
 			bpf_sampler_stop(c->bpf);
 		}
 	}
+	if (cutoff != UINT64_MAX) {
+		pthread_mutex_lock(&c->lock);
+		c->cutoff_duration_nanos = cutoff > c->start_mono ? cutoff - c->start_mono : 0;
+		pthread_mutex_unlock(&c->lock);
+	}
+	backlog_close(c->backlog, cutoff);
 }
 
-static void *collector_bpf_main(void *arg)
+/* The drain thread of either backend. */
+static void *collector_drain_main(void *arg)
 {
 	Collector *c = arg;
+	uint64_t watermark = 0;
+	bool start = collector_wait_start(c);
 
-	if (collector_wait_start(c))
-		collector_bpf_loop(c);
+	if (start) {
+		watermark = backlog_get_watermark(c->backlog);
+		if (c->bpf)
+			collector_bpf_loop(c, watermark);
+		else
+			collector_drain_loop(c, watermark);
+	} else
+		backlog_close(c->backlog, 0); /* never started: nothing to keep */
 	pthread_mutex_lock(&c->lock);
-	c->drain_done = c->consumer_done = true;
+	c->drain_done = true;
+	if (!start && c->elsewhere)
+		c->consumer_done = true; /* nobody was ever given the backlog */
 	collector_maybe_finish_locked(c);
 	pthread_mutex_unlock(&c->lock);
 	return NULL;
 }
 
-static int collector_new_bpf(Collector *c, pid_t pid, const CollectorOptions *o)
+/* A target of many processes (and bpf's, of one too): named by the records of each. */
+static int collector_track_processes(Collector *c, const SamplingTarget *target,
+				     const CollectorOptions *o)
 {
-	const SamplingTarget *target = o->sampling.target;
+	c->target = target;
+	c->admit = o->sampling.admit;
+	c->admit_userdata = o->sampling.admit_userdata;
+	if (!c->elsewhere)
+		return 0;
+	c->max_recorded = o->max_recorded_processes ?: COLLECTOR_RECORDED_PROCESSES_MAX;
+	return process_table_new(&c->recorded);
+}
+
+static int collector_new_bpf(Collector *c, pid_t pid, const CollectorOptions *o,
+			     SamplingMetrics *ret)
+{
+	SamplingOptions so = o->sampling;
+	const SamplingTarget *target = so.target;
 	int r;
 
-	if (o->sampling.resolve)
-		return -EINVAL; /* the sampler names with its own resolvers */
+	if (so.resolve)
+		return -EINVAL; /* its records are named by a resolver of the collector's */
 	if (!target) {
 		r = sampling_target_new_pid(pid, &c->own_target);
 		if (r < 0)
 			return r;
 		target = c->own_target;
 	}
-	r = bpf_sampler_new(target, &o->sampling, &o->resolver, &c->bpf);
+	r = collector_track_processes(c, target, o);
 	if (r < 0)
 		return r;
-	collector_publish_bpf(c);
-	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->done_fd < 0)
-		return negative_errno();
-	r = pthread_create(&c->drain_thread, NULL, collector_bpf_main, c);
+	/* the sampler writes records from new() on: the backlog is there first */
+	c->format = *bpf_sampler_get_format();
+	r = collector_new_backlog(c, o);
+	if (r < 0)
+		return r;
+	c->aggregated = true;
+	so.record_sink = collector_push;
+	so.record_sink_userdata = c;
+	r = bpf_sampler_new(target, &so, NULL, &c->bpf);
+	if (r < 0)
+		return r;
+	bpf_sampler_get_metrics(c->bpf, ret);
+	return 0;
+}
+
+static int collector_new_perf(Collector *c, pid_t pid, const CollectorOptions *o,
+			      const char *backend, SamplingMetrics *ret)
+{
+	SamplingOptions so = o->sampling;
+	int r;
+
+	so.backend = backend;
+	if (so.target && sampling_target_is_multi_process(so.target)) {
+		r = collector_track_processes(c, so.target, o);
+		if (r < 0)
+			return r;
+	}
+	/* one process: its files opened as it maps them (many: recorded-files.h) */
+	if (!o->resolver.files && !so.resolve && !c->target) {
+		r = target_file_cache_new((uint32_t)(so.target ? so.target->pid : pid), &c->file_policy,
+					  &c->file_cache);
+		if (r < 0)
+			return r;
+		c->file_opener = (TargetFileOpener){ target_file_cache_open, c->file_cache };
+	}
+	so.record_sink = collector_push;
+	so.record_sink_userdata = c;
+	r = sampling_session_new(pid, &so, &c->session);
+	if (r < 0)
+		return r;
+	c->format = *sampling_session_get_format(c->session);
+	sampling_session_get_metrics(c->session, ret);
+	c->stack_bytes = ret->stack_bytes;
+	return collector_new_backlog(c, o);
+}
+
+/* The backlog consumed here: a resolver, a builder and the unwind thread. */
+static int collector_new_consumer(Collector *c, const CollectorOptions *o, const char *backend,
+				  const SamplingMetrics *m)
+{
+	/* bpf's are processes named by their records, even of one process */
+	uint32_t pid = c->session ? (uint32_t)sampling_session_get_pid(c->session) : 0;
+	SampleResolveFn resolve = NULL;
+	void *resolve_userdata = NULL;
+	int r;
+
+	r = collector_new_resolver(c, o, backend, pid == 0, &resolve, &resolve_userdata);
+	if (r < 0)
+		return r;
+	r = profile_builder_new(pid, m->period_nanos, resolve, resolve_userdata, &c->builder);
+	if (r >= 0)
+		r = profile_builder_set_target(c->builder, m->target,
+					       o->sampling.target ? o->sampling.target->unit : NULL);
+	if (r >= 0)
+		r = backlog_consumer_new(c->backlog, &c->format, c->builder, &c->consumer);
+	if (r < 0)
+		return r;
+	c->files.processes = profile_builder_get_processes(c->builder);
+	r = pthread_create(&c->unwind_thread, NULL, collector_unwind_main, c);
 	if (r > 0)
 		return -r;
-	c->have_drain_thread = true;
+	c->have_unwind_thread = true;
 	return 0;
 }
 
 int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 {
 	_cleanup_collector_ Collector *c = NULL;
-	SamplingOptions so = options->sampling;
 	uint64_t cpu_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
-	SampleResolveFn resolve = NULL;
-	void *resolve_userdata = NULL;
 	BackendChoice choice;
 	SamplingMetrics m;
 	int r;
@@ -580,83 +700,35 @@ int collector_new(pid_t pid, const CollectorOptions *options, Collector **ret)
 	c->check = options->check;
 	c->check_userdata = options->check_userdata;
 
-	r = sampling_backend_choose(so.backend, so.target ? so.target->kind : SAMPLING_TARGET_PID,
+	r = sampling_backend_choose(options->sampling.backend,
+				    options->sampling.target ? options->sampling.target->kind
+							     : SAMPLING_TARGET_PID,
 				    &choice);
 	if (r < 0)
 		return r;
 	c->backend_reason = choice.reason;
-	so.backend = choice.backend;
 	c->elsewhere = options->unwind_elsewhere;
-	/* a consumer elsewhere takes the records: not bpf's counts, and it resolves with its own */
-	if (c->elsewhere && (strcmp(choice.backend, "bpf") == 0 || options->sampling.resolve ||
-			     options->resolver.files))
+	/* a consumer elsewhere takes the records, and resolves with its own */
+	if (c->elsewhere && (options->sampling.resolve || options->resolver.files))
 		return -EOPNOTSUPP;
-	if (strcmp(choice.backend, "bpf") == 0) {
-		r = collector_new_bpf(c, pid, options);
-		if (r < 0)
-			return r;
-		c->setup_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-		*ret = TAKE_PTR(c);
-		return 0;
-	}
-
 	c->file_policy.no_kernel_symbols = options->sampling.exclude_kernel;
 	c->file_policy.kernel_table = options->kernel_table;
 	c->file_policy.fetch = options->debug_fetch;
 	c->file_policy.debug_substitute = options->debug_substitute;
-	if (so.target && sampling_target_is_multi_process(so.target)) {
-		c->target = so.target;
-		c->admit = so.admit;
-		c->admit_userdata = so.admit_userdata;
-		if (c->elsewhere) {
-			c->max_recorded = options->max_recorded_processes ?: COLLECTOR_RECORDED_PROCESSES_MAX;
-			r = process_table_new(&c->recorded);
-			if (r < 0)
-				return r;
-		}
-	}
-	/* one process: its files opened as it maps them (many: recorded-files.h) */
-	if (!options->resolver.files && !options->sampling.resolve && !c->target) {
-		r = target_file_cache_new((uint32_t)(so.target ? so.target->pid : pid), &c->file_policy,
-					  &c->file_cache);
-		if (r < 0)
-			return r;
-		c->file_opener = (TargetFileOpener){ target_file_cache_open, c->file_cache };
-	}
-	so.record_sink = collector_push;
-	so.record_sink_userdata = c;
-	r = sampling_session_new(pid, &so, &c->session);
-	if (r < 0)
-		return r;
-	c->format = *sampling_session_get_format(c->session);
-	sampling_session_get_metrics(c->session, &m);
-	c->stack_bytes = m.stack_bytes;
 
-	r = collector_new_backlog(c, options);
+	if (strcmp(choice.backend, "bpf") == 0)
+		r = collector_new_bpf(c, pid, options, &m);
+	else
+		r = collector_new_perf(c, pid, options, choice.backend, &m);
 	if (r < 0)
 		return r;
 	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->done_fd < 0)
 		return negative_errno();
-
 	if (!c->elsewhere) {
-		r = collector_new_resolver(c, options, &resolve, &resolve_userdata);
+		r = collector_new_consumer(c, options, choice.backend, &m);
 		if (r < 0)
 			return r;
-		r = profile_builder_new((uint32_t)sampling_session_get_pid(c->session),
-					m.period_nanos, resolve, resolve_userdata, &c->builder);
-		if (r >= 0)
-			r = profile_builder_set_target(c->builder, m.target,
-						       so.target ? so.target->unit : NULL);
-		if (r >= 0)
-			r = backlog_consumer_new(c->backlog, &c->format, c->builder, &c->consumer);
-		if (r < 0)
-			return r;
-		c->files.processes = profile_builder_get_processes(c->builder);
-		r = pthread_create(&c->unwind_thread, NULL, collector_unwind_main, c);
-		if (r > 0)
-			return -r;
-		c->have_unwind_thread = true;
 	}
 	r = pthread_create(&c->drain_thread, NULL, collector_drain_main, c);
 	if (r > 0)
@@ -690,15 +762,15 @@ int collector_start(Collector *c)
 		return r;
 	if (c->bpf)
 		bpf_sampler_get_metrics(c->bpf, &m);
-	else {
+	else
 		sampling_session_get_metrics(c->session, &m);
-		/* before the drain thread pushes the first sample */
-		backlog_set_start(c->backlog, sampling_session_get_start(c->session),
-				  m.start_unix_nanos);
-	}
+	/* before the drain thread pushes the first sample */
+	backlog_set_start(c->backlog,
+			  c->bpf ? bpf_sampler_get_start(c->bpf) : sampling_session_get_start(c->session),
+			  m.start_unix_nanos);
 
 	pthread_mutex_lock(&c->lock);
-	c->start_mono = c->bpf ? 0 : sampling_session_get_start(c->session);
+	c->start_mono = c->bpf ? bpf_sampler_get_start(c->bpf) : sampling_session_get_start(c->session);
 	c->start_unix = m.start_unix_nanos;
 	c->drained = m;
 	c->start_requested = true;
@@ -763,20 +835,16 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret)
 	m.backend_reason = c->backend_reason;
 	m.collector_cpu_nanos = c->setup_cpu_nanos + c->drain_cpu_nanos + c->unwind_cpu_nanos;
 	if (c->bpf) {
-		/* the sampler's own figures; no times, so a cut-off keeps nothing */
-		if (c->cut_off) {
-			m.end_reason = "credentials-changed";
-			if (c->finished) {
-				m.samples_after_cutoff = m.samples_captured;
-				m.samples_captured = 0;
-			}
-		}
-		pthread_mutex_unlock(&c->lock);
-		*ret = m;
-		return;
+		/*
+		 * the sampler knows the stacks it could not store and the walks it
+		 * saw stop early; the consumer, what it could not name, at its cost
+		 */
+		m.unwind_failures += c->built.unwind_failures;
+		m.bpf_naming_cpu_nanos = c->unwind_cpu_nanos;
+	} else {
+		m.unwind_failures = c->built.unwind_failures;
+		m.truncated_stacks = c->built.truncated_stacks;
 	}
-	m.unwind_failures = c->built.unwind_failures;
-	m.truncated_stacks = c->built.truncated_stacks;
 	m.stack_bytes_needed = c->stack_bytes_needed;
 	m.backlog_bytes = backlog_get_size(c->backlog);
 	m.backlog_peak_bytes = c->backlog_peak;
@@ -801,21 +869,22 @@ Profile *collector_steal_profile(Collector *c)
 {
 	Profile *p;
 
-	if (!collector_is_finished(c))
+	if (!collector_is_finished(c) || !c->builder)
 		return NULL;
-	if (!c->bpf)
-		return c->builder ? profile_builder_steal_profile(c->builder) : NULL;
-	p = bpf_sampler_steal_profile(c->bpf);
-	/* counts carry no times: none can be shown to predate the change, so none is kept */
-	if (p && c->cut_off)
-		p->n_samples = 0;
+	p = profile_builder_steal_profile(c->builder);
+	if (p && c->bpf) {
+		/* counts without times, of one process or many */
+		p->untimed = true;
+		p->pid = c->target->kind == SAMPLING_TARGET_PID ? (uint32_t)c->target->pid : 0;
+		p->multi_process = sampling_target_is_multi_process(c->target);
+	}
 	return p;
 }
 
 const char *collector_cache_state(Collector *c)
 {
-	if (!collector_is_finished(c))
-		return NULL;
+	if (!collector_is_finished(c) || c->bpf)
+		return NULL; /* bpf: no one executable to ask about */
 	if (c->elsewhere)
 		return c->consumer_warm ? "warm" : "cold";
 	if (!c->resolver)
@@ -1082,8 +1151,6 @@ int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *u
 	/* finished: nothing changes them any more */
 	if (c->elsewhere)
 		q = c->quality;
-	else if (c->bpf)
-		q = bpf_sampler_get_quality(c->bpf);
 	else if (c->resolver)
 		q = stack_resolver_get_quality(c->resolver);
 	else
@@ -1117,6 +1184,6 @@ int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint
 	pthread_mutex_unlock(&c->lock);
 	/* a consumer that failed ends the window too: nobody would resolve what comes */
 	if (r < 0)
-		sampling_session_stop(c->session);
+		collector_stop(c);
 	return r;
 }
