@@ -259,15 +259,10 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 	r = export_server_new(event, m->export_workers, m->fds, m->requests, &m->exports);
 	if (r < 0)
 		return log_error_errno(r, "cannot set up exports: %s", strerror(-r));
-	r = symbol_cache_new(&m->symbols);
-	if (r < 0)
-		return log_error_errno(r, "cannot create the symbol cache: %s", strerror(-r));
-	symbol_cache_set_max_bytes(m->symbols, m->config.symbol_cache_max_bytes);
 	r = symbol_store_new(m->state_fd, m->config.symbol_cache_disk_max_bytes, &m->symbol_store);
 	if (r < 0)
 		return log_error_errno(r, "cannot use '%s/symbols': %s", m->state_dir,
 				       private_dir_problem(r));
-	symbol_cache_set_store(m->symbols, symbol_store_interface(m->symbol_store));
 	/* in memory only: the symbol store's directories hold modules (and a uid's is its unwinder's) */
 	r = kernel_table_new(NULL, &m->kernel_table);
 	if (r < 0)
@@ -321,10 +316,9 @@ Manager *manager_free(Manager *m)
 	debuginfod_fetch_free(m->debuginfod); /* after the unwinders, whose requests it serves */
 	inflated_debug_free(m->inflated_debug); /* the same */
 	run_store_free(m->runs);
-	symbol_cache_free(m->symbols);
 	kernel_table_free(m->kernel_table);
 	stack_sizes_free(m->stack_sizes);
-	symbol_store_free(m->symbol_store); /* after the cache, which saves into it */
+	symbol_store_free(m->symbol_store);
 	budget_free(m->fds);
 	budget_free(m->requests);
 	safe_close(m->sessions_fd);

@@ -48,8 +48,7 @@ typedef struct Manager {
 	RunStore *runs;
 	WorkerPool *workers;        /* finishing sessions: exports and run records */
 	WorkerPool *export_workers; /* Export reads, record parsing and reading: delay no session */
-	SymbolCache *symbols; /* names and unwind tables by file identity, shared by all sessions */
-	SymbolStore *symbol_store; /* the same on disk: state/symbols/ */
+	SymbolStore *symbol_store; /* the unwinders' symbol caches on disk: state/symbols/<uid>/ */
 	KernelTable *kernel_table; /* /proc/kallsyms read once, at start (prefetched) */
 	InflatedDebug *inflated_debug; /* state/inflated-debug/: system debug files, inflated once */
 	SystemPrewarm *system_prewarm; /* the system C library's work done once, at start */

@@ -86,11 +86,6 @@ const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s)
 	return NULL;
 }
 
-const StackQuality *bpf_sampler_get_quality(const BpfSampler *s)
-{
-	return NULL;
-}
-
 void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 {
 	*ret = (SamplingMetrics){ .backend = "bpf" };

@@ -414,7 +414,8 @@ static int apply_options(BpfSampler *s, const SamplingOptions *o)
  * caller's resolve function or a frame-pointer StackResolver per process that
  * opens mapped files as the records say.
  */
-static int new_builder(BpfSampler *s, const SamplingOptions *o, const StackResolverOptions *resolver)
+static int new_builder(BpfSampler *s, const SamplingOptions *o,
+		       const StackResolverOptions *resolver)
 {
 	StackResolverOptions ro = resolver ? *resolver : (StackResolverOptions){};
 	SampleResolveFn resolve = o->resolve;
@@ -684,13 +685,6 @@ const PerfRecordFormat *bpf_sampler_get_format(void)
 uint64_t bpf_sampler_get_start(const BpfSampler *s)
 {
 	return s->start_mono;
-}
-
-const StackQuality *bpf_sampler_get_quality(const BpfSampler *s)
-{
-	if (!s || s->loop.phase != SESSION_PHASE_FINISHED || !s->resolvers)
-		return NULL;
-	return process_resolvers_get_quality(s->resolvers);
 }
 
 const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s)

@@ -78,7 +78,5 @@ uint64_t bpf_sampler_get_start(const BpfSampler *s);
 const Profile *bpf_sampler_get_profile(const BpfSampler *s);
 Profile *bpf_sampler_steal_profile(BpfSampler *s);
 const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s);
-/* Once finished, the stack-quality counts of the stacks it named itself (NULL otherwise, and with a sink). */
-const StackQuality *bpf_sampler_get_quality(const BpfSampler *s);
 /* Live while sampling (from the program's counters), final once finished. */
 void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret);

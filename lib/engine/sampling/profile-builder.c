@@ -100,6 +100,7 @@ static int builder_on_sample(ProfileBuilder *b, const PerfSample *sample)
 	SampleStack stack = { .stack = PROFILE_NONE };
 	const ProcessMaps *maps = b->maps;
 	uint64_t n = sample->weight ?: 1, t = 0;
+	uint32_t space = sample->addr < UINT32_MAX ? (uint32_t)sample->addr : UINT32_MAX;
 	TargetProcess *p = NULL;
 	int r;
 
@@ -107,8 +108,7 @@ static int builder_on_sample(ProfileBuilder *b, const PerfSample *sample)
 		r = process_table_get(b->processes, sample->pid, &p);
 		if (r < 0)
 			return r;
-		maps = sample->weight ? target_process_space(p, sample->addr < UINT32_MAX ? (uint32_t)sample->addr : UINT32_MAX)
-				      : p->spaces[p->n_spaces - 1];
+		maps = sample->weight ? target_process_space(p, space) : p->spaces[p->n_spaces - 1];
 	}
 	r = b->resolve(b->resolve_userdata, sample, maps, b->profile, &stack);
 	if (r == -ENOMEM)

@@ -29,7 +29,10 @@ int record_buffer_append(RecordBuffer *b, const struct perf_event_header *record
 	return 0;
 }
 
-/* Its code mappings (data mappings name nothing in a stack; perf synthesizes the same), then its threads' names. */
+/*
+ * Its code mappings (data mappings name nothing in a stack; perf synthesizes
+ * the same), then its threads' names.
+ */
 static int snapshot(uint32_t pid, const ProcessMaps *maps, const pid_t *tids, size_t n_tids,
 		    const PerfRecordFormat *format, uint64_t time, RecordBuffer *out)
 {
