@@ -5,7 +5,9 @@
  * unread data starts (so records wrap), and supplies the ring bytes. Every
  * parsed field is read, so any read outside a record shows up under ASan.
  *
- * Input: u8 flags, u16 tail offset, u16 unread length, then ring data.
+ * Input: u8 flags (1 dwarf, 2 sample_id_all, 4 more sample_id fields, 8 the
+ * weight and address of bpf's aggregated samples), u16 tail offset, u16 unread
+ * length, then ring data.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@ static void touch_record(const PerfRecord *rec)
 			sum += rec->sample.regs[i];
 		for (uint64_t i = 0; i < rec->sample.stack_dyn_size; i++)
 			sum += rec->sample.stack[i];
+		sum += rec->sample.weight + rec->sample.addr;
 		break;
 	case PERF_RECORD_MMAP2:
 		sum += strlen(rec->mmap2.filename);
@@ -72,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	format.sample_id_all = data[0] & 2;
 	if (data[0] & 4)
 		format.sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (data[0] & 8)
+		format.sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT;
 	memcpy(&tail16, data + 1, sizeof(tail16));
 	memcpy(&len16, data + 3, sizeof(len16));
 	data += 5;
