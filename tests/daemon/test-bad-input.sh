@@ -66,7 +66,12 @@ expect_error org.freedesktop.DBus.Error.InvalidArgs start "$target" 99 1000000 1
 if bctl get-property $DEST $MGR_PATH $MGR Backends | grep -q '"bpf"'; then
 	p=$(start_session "$target" 99 300000 1 backend s bpf)
 	[[ $(prop "$p" Backend) == bpf ]] || fail "backend bpf not taken"
-	ok "backend bpf: listed in Backends and taken"
+	# named by root's unwinder from the counts' weighted samples: the target's own functions
+	[[ $(wait_finished "$p" 60) == completed ]] || fail "the bpf session failed: $(prop "$p" Error)"
+	"$EXPORT_TO_FD" "$BUS" "$p" folded "$T/bpf.folded" || fail "cannot export the bpf session"
+	grep -Eq "(split_heavy|split_light|workload_mix) [0-9]+$" "$T/bpf.folded" ||
+		fail "the bpf session does not name the workload: $(head -c 300 "$T/bpf.folded")"
+	ok "backend bpf: listed in Backends, taken, and its stacks named"
 else
 	msg=$(expect_error org.profd.Profiler1.Error.Unsupported start "$target" 99 1000000 1 backend s bpf)
 	ok "backend bpf: Unsupported: $msg"
