@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -448,12 +450,18 @@ static void keep_heap_within_cap(Unwinder *u)
 	struct mallinfo2 mi = mallinfo2();
 	uint64_t heap = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
 	SymbolCacheStats stats;
+	uint64_t lowered;
 
 	symbol_cache_get_stats(u->symbols, &stats);
-	if (heap > u->cache_max_bytes && stats.bytes > 0)
-		symbol_cache_set_max_bytes(
-			u->symbols,
-			(uint64_t)((unsigned __int128)u->cache_max_bytes * stats.bytes / heap));
+	if (heap <= u->cache_max_bytes || stats.bytes == 0)
+		return;
+	lowered = (uint64_t)((unsigned __int128)u->cache_max_bytes * stats.bytes / heap);
+	/* the operator's cap is not what they think it is: worth their log (profd's stderr) */
+	fprintf(stderr,
+		"profd-unwinder: heap of %" PRIu64 " bytes over SymbolCacheMaxBytes=%" PRIu64
+		": the symbol cache (%zu bytes) keeps at most %" PRIu64 " until the next session\n",
+		heap, u->cache_max_bytes, stats.bytes, lowered);
+	symbol_cache_set_max_bytes(u->symbols, lowered);
 }
 
 /* The session's backlog is closed and taken: its profile goes back to profd in a memfd. */

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The unwinder's heap check (#14, unwinder-serve.c keep_heap_within_cap()): a module is
+# charged its names, unwind table and debug sections, not what libdw builds as it names,
+# so after each session the unwinder compares its heap (mallinfo2) with
+# SymbolCacheMaxBytes and, over it, lowers its cache's cap in proportion. Here libdw
+# inflates libc's compressed debug sections on the unwinder's heap (no inflated copies:
+# their directory made unusable) and the cap is set just above what libc's module is
+# charged — the sum of its inflated debug sections, read from the copy profd makes, and
+# 1 MiB — so that the cap alone keeps the module and only the heap check sees it is over:
+# the unwinder reports its heap, the cap and the lowered cap on profd's log.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/unwinder-lib.sh"
+
+build_id=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ { print $3 }')
+debug=/usr/lib/debug/.build-id/${build_id:0:2}/${build_id:2}.debug
+if [[ -z $build_id || ! -r $debug ]] ||
+	! readelf -SW "$debug" | grep -q '\.debug_info.* C *[0-9]'; then
+	fail "no compressed separate debug file of libc: install libc6-dbg (tools/run-tests does)"
+fi
+
+# what module-naming.c charges for libc's debug info: its sections that are not loaded, inflated
+start_bus
+start_profd
+wait_until 60 grep -q "made an inflated copy of debug file '$build_id-" "$T/profd.log" ||
+	fail "profd made no inflated copy of libc's debug file"
+stop_profd
+charged=$(python3 - "$T"/state/inflated-debug/"$build_id"-*.debug <<'EOF'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+shoff, = struct.unpack_from('<Q', data, 0x28)
+shentsize, shnum = struct.unpack_from('<HH', data, 0x3a)
+total = 0
+for i in range(shnum):
+    _, sh_type, sh_flags, _, _, sh_size = struct.unpack_from('<IIQQQQ', data, shoff + i * shentsize)
+    if sh_type not in (0, 8) and not sh_flags & 2:  # not SHT_NULL, SHT_NOBITS, SHF_ALLOC
+        total += sh_size
+print(total)
+EOF
+)
+((charged > 4 * 1024 * 1024)) || fail "libc's debug sections are only $charged bytes"
+cap=$((charged + 1024 * 1024))
+
+rm -rf "$T/state"
+mkdir "$T/state"
+: >"$T/state/inflated-debug"
+printf 'SymbolCacheMaxBytes=%s\nUnwinderIdleSec=600\n' $cap >"$T/profd.conf"
+start_profd
+spawn_workload 2 "$WORKLOAD_SPLIT" 60 2
+path=$(start_session "$SPAWNED" 999 3000000 1 kernel b false)
+[[ $(wait_finished "$path" 60) == completed ]] || fail "session failed: $(prop "$path" Error)"
+(($(prop "$path" SamplesCaptured) > 0)) || fail "the session took no sample"
+kill "$SPAWNED"
+
+line=$(grep -o "profd-unwinder: heap of [0-9]* bytes over SymbolCacheMaxBytes=[0-9]*: the symbol cache ([0-9]* bytes) keeps at most [0-9]*" "$T/profd.log" | tail -n 1)
+[[ -n $line ]] || fail "the unwinder did not lower its cache's cap (cap $cap, libc charged $charged)"
+read -r heap said held lowered <<<"$(grep -o '[0-9][0-9]*' <<<"$line" | tr '\n' ' ')"
+((said == cap)) || fail "the unwinder reports the cap $said, profd.conf says $cap"
+((heap > cap && held >= charged && held <= cap)) ||
+	fail "heap $heap, cache $held, cap $cap, libc charged $charged: not what the check is for"
+((lowered < held && lowered == cap * held / heap)) ||
+	fail "the cap was lowered to $lowered (cache $held, heap $heap, cap $cap)"
+pid=$(unwinder_pid 0)
+rss=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status")
+((rss * 1024 < cap)) || fail "the unwinder holds $rss KiB after the check, over the cap of $cap bytes"
+ok "heap $heap bytes over the cap $cap with libc's module kept ($held bytes charged): cap lowered to $lowered, the unwinder at $rss KiB"
