@@ -341,6 +341,25 @@ static bool map_string(const Parse *ps, uint32_t id, bool optional, uint32_t *re
 	return true;
 }
 
+/*
+ * The count of a table whose records ('each' bytes) later sections refer to
+ * by index, and room for each record's id in the rebuilt profile.
+ */
+static int get_id_table(In *in, size_t each, uint32_t **ret_ids, uint64_t *ret_n)
+{
+	uint32_t *ids;
+	uint64_t n;
+
+	if (!get_count(in, false, each, &n))
+		return -EBADMSG;
+	ids = calloc(n ?: 1, sizeof(uint32_t));
+	if (!ids)
+		return -ENOMEM;
+	*ret_ids = ids;
+	*ret_n = n;
+	return 0;
+}
+
 static int parse_header(Parse *ps, In *in)
 {
 	uint32_t pid, pad;
@@ -357,11 +376,9 @@ static int parse_strings(Parse *ps, In *in)
 	uint64_t n;
 	int r;
 
-	if (!get_count(in, false, 4, &n))
-		return -EBADMSG;
-	ps->strings = calloc(n ?: 1, sizeof(uint32_t));
-	if (!ps->strings)
-		return -ENOMEM;
+	r = get_id_table(in, 4, &ps->strings, &n);
+	if (r < 0)
+		return r;
 	for (; ps->n_strings < n; ps->n_strings++) {
 		uint32_t len;
 
@@ -382,11 +399,9 @@ static int parse_frames(Parse *ps, In *in)
 	uint64_t n;
 	int r;
 
-	if (!get_count(in, false, FRAME_BYTES, &n))
-		return -EBADMSG;
-	ps->frames = calloc(n ?: 1, sizeof(uint32_t));
-	if (!ps->frames)
-		return -ENOMEM;
+	r = get_id_table(in, FRAME_BYTES, &ps->frames, &n);
+	if (r < 0)
+		return r;
 	for (; ps->n_frames < n; ps->n_frames++) {
 		uint32_t function, module, build_id, file, flags;
 		ProfileFrame f = {};
@@ -414,11 +429,9 @@ static int parse_stacks(Parse *ps, In *in)
 	uint64_t n;
 	int r;
 
-	if (!get_count(in, false, 8, &n))
-		return -EBADMSG;
-	ps->stacks = calloc(n ?: 1, sizeof(uint32_t));
-	if (!ps->stacks)
-		return -ENOMEM;
+	r = get_id_table(in, 8, &ps->stacks, &n);
+	if (r < 0)
+		return r;
 	for (; ps->n_stacks < n; ps->n_stacks++) {
 		uint32_t parent, frame;
 
