@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "time-util.h"
+
 static int test_failures __attribute__((unused));
 
 #define CHECK(cond, ...)                                                                   \
@@ -37,14 +39,6 @@ static inline int test_result(void)
 	if (test_failures > 0)
 		fprintf(stderr, "%d check(s) failed\n", test_failures);
 	return test_failures > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
-static inline uint64_t test_now_nanos(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* A process's CPU time so far, all its threads, split as the kernel accounts it. */
@@ -114,10 +108,10 @@ static inline uint64_t test_cpu_time_spent(const TestCpuTime *a, const TestCpuTi
  */
 static inline bool test_wait_until(double seconds, bool (*cond)(void *userdata), void *userdata)
 {
-	uint64_t deadline = test_now_nanos() + (uint64_t)(seconds * 1e9);
+	uint64_t deadline = clock_nanos(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9);
 
 	while (!cond(userdata)) {
-		if (test_now_nanos() > deadline)
+		if (clock_nanos(CLOCK_MONOTONIC) > deadline)
 			return false;
 		usleep(1000);
 	}

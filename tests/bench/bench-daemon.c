@@ -20,14 +20,6 @@
 #include "cleanup.h"
 #include "test-util.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int compare_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -95,10 +87,10 @@ static void time_calls(sd_bus *bus, const char *name, const char *method, const 
 		uint64_t start;
 
 		snprintf(id, sizeof(id), "bench-%06u", (i * 7919u) % n_runs);
-		start = now_ns();
+		start = clock_nanos(CLOCK_MONOTONIC);
 		if (call(bus, method, types, id) < 0)
 			exit(1);
-		t[i] = now_ns() - start;
+		t[i] = clock_nanos(CLOCK_MONOTONIC) - start;
 	}
 	qsort(t, n, sizeof(*t), compare_u64);
 	printf("%s_median %.1f us\n", name, t[n / 2] / 1000.0);
@@ -109,10 +101,10 @@ static void time_calls(sd_bus *bus, const char *name, const char *method, const 
 static uint64_t client_loop(const char *address, unsigned n_runs, uint64_t seconds)
 {
 	sd_bus *bus = connect_bus(address);
-	uint64_t end = now_ns() + seconds * 1000000000ULL, calls = 0;
+	uint64_t end = clock_nanos(CLOCK_MONOTONIC) + seconds * 1000000000ULL, calls = 0;
 	char id[32];
 
-	while (now_ns() < end) {
+	while (clock_nanos(CLOCK_MONOTONIC) < end) {
 		snprintf(id, sizeof(id), "bench-%06u", (unsigned)(calls % n_runs));
 		if (call(bus, "GetRun", "s", id) < 0)
 			exit(1);
@@ -149,14 +141,14 @@ int main(int argc, char **argv)
 	bus = connect_bus(argv[1]);
 	printf("rss_idle %ld KiB\n", test_process_status_kib(atoi(argv[2]), "VmRSS"));
 
-	start = now_ns();
+	start = clock_nanos(CLOCK_MONOTONIC);
 	for (unsigned i = 0; i < n_runs; i++) {
 		_cleanup_free_ char *rec = record_with_id(json, old_id, i);
 
 		if (!rec || call(bus, "SubmitRun", "s", rec) < 0)
 			return 1;
 	}
-	elapsed = now_ns() - start;
+	elapsed = clock_nanos(CLOCK_MONOTONIC) - start;
 	printf("submit_run_mean %.1f us\n", elapsed / 1000.0 / n_runs);
 	printf("rss_%u_runs %ld KiB\n", n_runs, test_process_status_kib(atoi(argv[2]), "VmRSS"));
 
@@ -165,7 +157,7 @@ int main(int argc, char **argv)
 
 	if (pipe(pipefd) < 0)
 		return 1;
-	start = now_ns();
+	start = clock_nanos(CLOCK_MONOTONIC);
 	for (unsigned c = 0; c < n_clients; c++)
 		if (fork() == 0) {
 			uint64_t calls = client_loop(argv[1], n_runs, 2);
@@ -182,7 +174,7 @@ int main(int argc, char **argv)
 			total += calls;
 		wait(NULL);
 	}
-	elapsed = now_ns() - start;
+	elapsed = clock_nanos(CLOCK_MONOTONIC) - start;
 	printf("get_run_%u_clients %.0f calls/s\n", n_clients, total * 1e9 / elapsed);
 	printf("rss_after %ld KiB\n", test_process_status_kib(atoi(argv[2]), "VmRSS"));
 	sd_bus_flush_close_unref(bus);

@@ -17,6 +17,7 @@
 #include "cleanup.h"
 #include "id-map.h"
 #include "profile.h"
+#include "time-util.h"
 
 #define RUNS 7
 #define OPS 1000000
@@ -31,14 +32,6 @@ static uint64_t rng(void)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static int compare_double(const void *a, const void *b)
@@ -103,10 +96,10 @@ static double measure(void (*run)(void))
 
 	run();
 	for (int r = 0; r < RUNS; r++) {
-		uint64_t start = cpu_ns();
+		uint64_t start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 
 		run();
-		ns[r] = (double)(cpu_ns() - start) / OPS;
+		ns[r] = (double)(clock_nanos(CLOCK_THREAD_CPUTIME_ID) - start) / OPS;
 	}
 	qsort(ns, RUNS, sizeof(double), compare_double);
 	return ns[RUNS / 2];

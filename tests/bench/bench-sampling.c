@@ -27,16 +27,8 @@
 
 #include "cleanup.h"
 #include "sampling-session.h"
+#include "time-util.h"
 
-#define NSEC 1000000000ULL
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-}
 
 static int compare_u64(const void *a, const void *b)
 {
@@ -92,7 +84,7 @@ static uint64_t wait_cpu(pid_t pid, int *ret_status)
 		abort();
 	if (ret_status)
 		*ret_status = status;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC +
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC_PER_SEC +
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
 
@@ -101,14 +93,6 @@ static int noop_resolve(void *userdata, const PerfSample *sample, const ProcessM
 {
 	*ret = (SampleStack){ .stack = PROFILE_NONE };
 	return 0;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 }
 
 /* What the collector thread spent, split by where. */
@@ -142,14 +126,14 @@ static int sample_child_setup(char **argv, const SamplingOptions *o, int out_fd,
 	sampling_session_get_metrics(s, m);
 	cost.setup = m->collector_cpu_nanos;
 	go_child(go);
-	loop_start = thread_cpu_ns();
+	loop_start = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	while (r >= 0 && (r = sampling_session_process(s)) > 0) {
 		struct epoll_event ev[8];
 
 		if (epoll_wait(sampling_session_get_fd(s), ev, 8, -1) < 0 && errno != EINTR)
 			r = -errno;
 	}
-	cost.loop = thread_cpu_ns() - loop_start;
+	cost.loop = clock_nanos(CLOCK_THREAD_CPUTIME_ID) - loop_start;
 	sampling_session_get_metrics(s, m);
 	cost.process = m->collector_cpu_nanos - cost.setup;
 	if (ret_cost)
@@ -182,7 +166,7 @@ static int bench_collector(char *workload, const char *seconds)
 		uint64_t process[3], loop[3];
 
 		for (size_t run = 0; run < ELEMENTSOF(process); run++) {
-			SamplingOptions o = { .hz = 999, .duration_nanos = 60 * NSEC,
+			SamplingOptions o = { .hz = 999, .duration_nanos = 60 * NSEC_PER_SEC,
 					      .resolve = modes[i].resolve, .backend = modes[i].backend };
 			SamplingMetrics m;
 			CollectorCost c;
@@ -208,7 +192,9 @@ static int bench_collector(char *workload, const char *seconds)
 static int bench_zero_loss(char *workload, const char *seconds)
 {
 	char *argv[] = { workload, (char *)seconds, "2", NULL };
-	SamplingOptions o = { .hz = 999, .duration_nanos = 120 * NSEC, .max_duration_nanos = 120 * NSEC };
+	SamplingOptions o = { .hz = 999,
+			      .duration_nanos = 120 * NSEC_PER_SEC,
+			      .max_duration_nanos = 120 * NSEC_PER_SEC };
 	SamplingMetrics m;
 	uint64_t cpu;
 	_cleanup_free_ char *json = NULL;
@@ -219,8 +205,9 @@ static int bench_zero_loss(char *workload, const char *seconds)
 		fputs(json, stdout);
 	printf("2 threads x %s s at 999 Hz: %" PRIu64 " samples for %.2f CPU s (%.1f%% of hz x CPU), "
 	       "dropped %" PRIu64 ", lost records %" PRIu64 ", throttled %" PRIu64 "\n",
-	       seconds, m.samples_captured, cpu / 1e9, 100.0 * m.samples_captured / (cpu * 999.0 / NSEC),
-	       m.samples_dropped, m.lost_records, m.throttle_events);
+	       seconds, m.samples_captured, cpu / 1e9,
+	       100.0 * m.samples_captured / (cpu * 999.0 / NSEC_PER_SEC), m.samples_dropped,
+	       m.lost_records, m.throttle_events);
 	return m.samples_dropped == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
@@ -270,7 +257,7 @@ static int slowdown_run(SlowdownMode mode, char *workload, int out_fd, uint64_t 
 	char *perf_dwarf[] = { "/usr/bin/perf", "record", "-q", "-F", "999", "--call-graph",
 			       "dwarf,16384", "-o", "/tmp/bench-sampling-perf.data", "--", workload,
 			       "150", "2", NULL };
-	SamplingOptions o = { .hz = 999, .duration_nanos = 60 * NSEC };
+	SamplingOptions o = { .hz = 999, .duration_nanos = 60 * NSEC_PER_SEC };
 	SamplingMetrics m = {};
 	uint64_t rusage_cpu;
 	int go, status;
@@ -353,7 +340,7 @@ static int bench_slowdown(char *workload, const char *runs_arg)
 static int bench_late_thread(char *workload)
 {
 	char *argv[] = { workload, "3", "1", NULL };
-	SamplingOptions o = { .hz = 999, .duration_nanos = 60 * NSEC };
+	SamplingOptions o = { .hz = 999, .duration_nanos = 60 * NSEC_PER_SEC };
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
 	const Profile *p;
 	uint64_t late = 0, first = UINT64_MAX;
@@ -388,21 +375,18 @@ static int bench_open_cost(char *workload, const char *threads)
 	char *argv[] = { workload, "5", (char *)threads, NULL };
 	int go;
 	pid_t pid = spawn_held(argv, -1, &go);
-	SamplingOptions o = { .hz = 99, .duration_nanos = NSEC / 2 };
+	SamplingOptions o = { .hz = 99, .duration_nanos = NSEC_PER_SEC / 2 };
 	SamplingSession *s = NULL;
 	uint64_t t0, t1, c0, c1;
-	struct timespec ts;
 	int r;
 
 	go_child(go);
 	usleep(300000); /* let it create its threads */
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	c0 = (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
-	t0 = now_ns();
+	c0 = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+	t0 = clock_nanos(CLOCK_MONOTONIC);
 	r = sampling_session_new(pid, &o, &s);
-	t1 = now_ns();
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	c1 = (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+	t1 = clock_nanos(CLOCK_MONOTONIC);
+	c1 = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	if (r < 0) {
 		fprintf(stderr, "open: %s\n", strerror(-r));
 		kill(pid, SIGKILL);

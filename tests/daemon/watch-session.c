@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "bus-client.h"
+#include "time-util.h"
 
 #define SESSION_PREFIX "/org/profd/Profiler1/session"
 
@@ -38,20 +39,12 @@ static int print_state(sd_bus_message *m)
 	return r;
 }
 
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* Print the session's signals received until Finished. */
 static int listen(sd_bus *bus, uint64_t until)
 {
 	int r;
 
-	while (now_usec() < until) {
+	while (clock_micros(CLOCK_MONOTONIC) < until) {
 		sd_bus_message *m = NULL;
 		uint8_t type;
 
@@ -59,7 +52,7 @@ static int listen(sd_bus *bus, uint64_t until)
 		if (r < 0)
 			return r;
 		if (r == 0) {
-			sd_bus_wait(bus, until - now_usec());
+			sd_bus_wait(bus, until - clock_micros(CLOCK_MONOTONIC));
 			continue;
 		}
 		/* the bus driver's own signals to us (NameAcquired) are not the session's */
@@ -110,7 +103,7 @@ int main(int argc, char **argv)
 	if (r >= 0) {
 		printf("%s\n", path);
 		fflush(stdout);
-		r = listen(bus, now_usec() + 60000000);
+		r = listen(bus, clock_micros(CLOCK_MONOTONIC) + 60000000);
 	}
 	if (r < 0)
 		fprintf(stderr, "watch-session: %s\n", error.message ?: strerror(-r));

@@ -17,6 +17,7 @@
 #include "cleanup.h"
 #include "record.h"
 #include "record-test.h"
+#include "time-util.h"
 
 #define GROW_BYTES (48u << 20)
 #define EXTRA_THREADS 3
@@ -26,14 +27,6 @@ static void *idle_thread(void *arg)
 	for (;;)
 		pause();
 	return arg;
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
 }
 
 /* The child: 'm' touches GROW_BYTES more, 't' starts threads, 'c' burns ~300 ms CPU. */
@@ -57,9 +50,9 @@ static _Noreturn void child(int in, int out)
 					_exit(4);
 			}
 		} else if (c == 'c') {
-			uint64_t end = cpu_ns() + 300000000;
+			uint64_t end = clock_nanos(CLOCK_PROCESS_CPUTIME_ID) + 300000000;
 
-			while (cpu_ns() < end)
+			while (clock_nanos(CLOCK_PROCESS_CPUTIME_ID) < end)
 				;
 		}
 		if (write(out, &c, 1) != 1)
