@@ -34,6 +34,8 @@ static inline int array_reserve_max(void **array, size_t *allocated, size_t need
 static inline int array_reserve(void **array, size_t *allocated, size_t need, size_t size,
 				size_t initial)
 {
+	if (need <= *allocated)
+		return 0;
 	return array_reserve_max(array, allocated, need, size, initial, SIZE_MAX);
 }
 
@@ -44,6 +46,8 @@ static inline int array_reserve_u32(void **array, uint32_t *allocated, size_t ne
 	size_t a = *allocated;
 	int r;
 
+	if (need <= *allocated)
+		return 0;
 	r = array_reserve_max(array, &a, need, size, initial, UINT32_MAX);
 	if (r < 0)
 		return r;
