@@ -277,11 +277,7 @@ static int verb_run_delete(const ProfctlContext *ctx, int argc, char **argv)
 	return PROFCTL_EXIT_SUCCESS;
 }
 
-static const struct {
-	const char *name;
-	ProfctlVerb run;
-	const char *summary;
-} run_verbs[] = {
+static const ProfctlVerbEntry run_verbs[] = {
 	{ "show", verb_run_show, "print a run record the daemon keeps" },
 	{ "submit", verb_run_submit, "hand a record file to the daemon to keep" },
 	{ "delete", verb_run_delete, "delete a run record" },
@@ -291,13 +287,14 @@ static const struct {
 static void run_help(FILE *f)
 {
 	fprintf(f, "Usage: profctl run SUBVERB [ARGS...]\n\nOne run record.\n\nSub-verbs:\n");
-	for (size_t i = 0; i < ELEMENTSOF(run_verbs); i++)
-		fprintf(f, "  %-10s  %s\n", run_verbs[i].name, run_verbs[i].summary);
+	profctl_list_verbs(f, run_verbs, ELEMENTSOF(run_verbs), 10);
 	fprintf(f, "\nRun 'profctl run SUBVERB --help' for its options.\n");
 }
 
 int verb_run(const ProfctlContext *ctx, int argc, char **argv)
 {
+	int r;
+
 	if (argc < 2) {
 		run_help(stderr);
 		return PROFCTL_EXIT_USAGE;
@@ -306,11 +303,9 @@ int verb_run(const ProfctlContext *ctx, int argc, char **argv)
 		run_help(stdout);
 		return PROFCTL_EXIT_SUCCESS;
 	}
-	for (size_t i = 0; i < ELEMENTSOF(run_verbs); i++)
-		if (strcmp(argv[1], run_verbs[i].name) == 0) {
-			optind = 0; /* the sub-verb parses its own options */
-			return run_verbs[i].run(ctx, argc - 1, argv + 1);
-		}
+	r = profctl_run_verb(ctx, run_verbs, ELEMENTSOF(run_verbs), argc - 1, argv + 1);
+	if (r != -ENOENT)
+		return r;
 	fprintf(stderr, "profctl: unknown run sub-verb '%s'; see 'profctl run --help'\n", argv[1]);
 	return PROFCTL_EXIT_USAGE;
 }

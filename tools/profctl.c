@@ -11,11 +11,7 @@
 #include "profctl.h"
 #include "table.h"
 
-static const struct {
-	const char *name;
-	ProfctlVerb run;
-	const char *summary;
-} verbs[] = {
+static const ProfctlVerbEntry verbs[] = {
 	{ "record", verb_record, "sample a process and write its profile" },
 	{ "sessions", verb_sessions, "list sessions" },
 	{ "status", verb_status, "show a session's state and counters" },
@@ -35,6 +31,23 @@ int profctl_no_arguments(int argc, char **argv, const char *description)
 	}
 	fprintf(stderr, "Usage: profctl %s\n", argv[0]);
 	return -EINVAL;
+}
+
+void profctl_list_verbs(FILE *f, const ProfctlVerbEntry *table, size_t n, int width)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  %-*s  %s\n", width, table[i].name, table[i].summary);
+}
+
+int profctl_run_verb(const ProfctlContext *ctx, const ProfctlVerbEntry *table, size_t n, int argc,
+		     char **argv)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(argv[0], table[i].name) == 0) {
+			optind = 0; /* the verb parses its own options */
+			return table[i].run(ctx, argc, argv);
+		}
+	return -ENOENT;
 }
 
 int profctl_print_json(const json_t *v)
@@ -77,8 +90,7 @@ static void help(FILE *f)
 		"      --version     show the version\n"
 		"\n"
 		"Verbs:\n");
-	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-		fprintf(f, "  %-16s  %s\n", verbs[i].name, verbs[i].summary);
+	profctl_list_verbs(f, verbs, ELEMENTSOF(verbs), 16);
 	fprintf(f, "\nRun 'profctl VERB --help' for a verb's options.\n");
 }
 
@@ -96,7 +108,7 @@ int main(int argc, char **argv)
 		{}
 	};
 	ProfctlContext ctx = { .transport = PROFCTL_SYSTEM_BUS };
-	int c;
+	int c, r;
 
 	/* '+' stops at the verb, so verbs own every option after it */
 	while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
@@ -131,14 +143,9 @@ int main(int argc, char **argv)
 		help(stderr);
 		return PROFCTL_EXIT_USAGE;
 	}
-	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-		if (strcmp(argv[optind], verbs[i].name) == 0) {
-			char **verb_argv = argv + optind;
-			int verb_argc = argc - optind;
-
-			optind = 0; /* reset getopt for the verb */
-			return verbs[i].run(&ctx, verb_argc, verb_argv);
-		}
+	r = profctl_run_verb(&ctx, verbs, ELEMENTSOF(verbs), argc - optind, argv + optind);
+	if (r != -ENOENT)
+		return r;
 	fprintf(stderr, "profctl: unknown verb '%s'; see 'profctl --help'\n", argv[optind]);
 	return PROFCTL_EXIT_USAGE;
 }

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 /* Exit statuses, as DESIGN.md §7 promises. */
 enum {
@@ -28,6 +30,19 @@ typedef struct ProfctlContext {
  * with getopt_long and returns one of the exit statuses above.
  */
 typedef int (*ProfctlVerb)(const ProfctlContext *ctx, int argc, char **argv);
+
+/* A verb (or sub-verb) in a table: its name, its function and its line in --help. */
+typedef struct ProfctlVerbEntry {
+	const char *name;
+	ProfctlVerb run;
+	const char *summary;
+} ProfctlVerbEntry;
+
+/* Each verb of 'table': its name (in a column 'width' wide) and summary, a line each. */
+void profctl_list_verbs(FILE *f, const ProfctlVerbEntry *table, size_t n, int width);
+/* Run the verb of 'table' named argv[0] (getopt reset): its exit status; -ENOENT: none. */
+int profctl_run_verb(const ProfctlContext *ctx, const ProfctlVerbEntry *table, size_t n, int argc,
+		     char **argv);
 
 typedef struct Table Table;
 typedef struct json_t json_t;
