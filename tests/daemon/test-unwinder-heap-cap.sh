@@ -12,12 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/unwinder-lib.sh"
 
-build_id=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ { print $3 }')
-debug=/usr/lib/debug/.build-id/${build_id:0:2}/${build_id:2}.debug
-if [[ -z $build_id || ! -r $debug ]] ||
-	! readelf -SW "$debug" | grep -q '\.debug_info.* C *[0-9]'; then
-	fail "no compressed separate debug file of libc: install libc6-dbg (tools/run-tests does)"
-fi
+libc_compressed_debug
 
 # what module-naming.c charges for libc's debug info: its sections that are not loaded, inflated
 start_bus

@@ -1,6 +1,17 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Helpers of the sandboxed-unwinder tests; sourced after lib.sh.
 
+# libc_compressed_debug: sets build_id and debug, libc's build-id and its separate debug
+# file, which must have compressed debug sections (libc6-dbg's); fails without one
+libc_compressed_debug() {
+	build_id=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ { print $3 }')
+	debug=/usr/lib/debug/.build-id/${build_id:0:2}/${build_id:2}.debug
+	if [[ -z $build_id || ! -r $debug ]] ||
+		! readelf -SW "$debug" | grep -q '\.debug_info.* C *[0-9]'; then
+		fail "no compressed separate debug file of libc: install libc6-dbg (tools/run-tests does)"
+	fi
+}
+
 # unwinder_pid UID: the pid of the newest unwinder profd started for UID
 unwinder_pid() {
 	grep -o "started the unwinder of uid $1 (pid [0-9]*)" "$T/profd.log" | tail -n 1 |
