@@ -14,11 +14,16 @@ int manager_call_count(ManagerCall *c, sd_bus_error *error)
 	return r;
 }
 
-void manager_call_release(ManagerCall *c)
+void manager_call_end_request(ManagerCall *c)
 {
 	if (c->counted)
 		manager_request_end(c->manager, c->uid);
 	c->counted = false;
+}
+
+void manager_call_release(ManagerCall *c)
+{
+	manager_call_end_request(c);
 	c->message = sd_bus_message_unref(c->message);
 }
 

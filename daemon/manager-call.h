@@ -23,6 +23,11 @@ typedef struct ManagerCall {
 void manager_call_init(ManagerCall *c, Manager *m, sd_bus_message *msg);
 /* Count it as one of its sender's requests; a bus error when that is over a limit. */
 int manager_call_count(ManagerCall *c, sd_bus_error *error);
+/*
+ * End its request now, keeping the message: for a call whose answer counts a
+ * request of its own (an export served after it was made).
+ */
+void manager_call_end_request(ManagerCall *c);
 /* End its request if counted and drop the message; fine on a zeroed call. */
 void manager_call_release(ManagerCall *c);
 /* Answer it with the error 'name' and release it; nothing to do without a message. */

@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "export-stream.h"
 #include "log.h"
+#include "manager-call.h"
 #include "profile-file.h"
 #include "session-finish.h"
 
@@ -51,9 +52,7 @@ static int make_export(int dir_fd, ExportFormat format)
 
 /* The first request for a profile format: made on an export thread, then served. */
 typedef struct MakeJob {
-	Manager *manager;
-	sd_bus_message *message;
-	uid_t uid;      /* charged one request while making */
+	ManagerCall call; /* counted as a request while making; serving counts its own */
 	int dir_fd;
 	int out;
 	ExportFormat format;
@@ -65,7 +64,7 @@ static MakeJob *make_job_free(MakeJob *j)
 {
 	if (!j)
 		return NULL;
-	sd_bus_message_unref(j->message);
+	manager_call_release(&j->call);
 	safe_close(j->dir_fd);
 	safe_close(j->out);
 	free(j->session_id);
@@ -97,24 +96,26 @@ static void make_job_done(void *userdata)
 {
 	_cleanup_(make_job_freep) MakeJob *j = userdata;
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	sd_bus_message *msg = j->call.message;
+	Manager *m = j->call.manager;
 	int r = j->error;
 
-	manager_request_end(j->manager, j->uid);
+	manager_call_end_request(&j->call);
 	if (r == 0)
 		r = open_regular_at(j->dir_fd, export_format_to_string(j->format));
 	if (r >= 0)
-		r = export_server_reply(j->manager->exports, j->message, r, TAKE_FD(j->out),
-					j->manager->config.max_export_bytes, &error);
+		r = export_server_reply(m->exports, msg, r, TAKE_FD(j->out), m->config.max_export_bytes,
+					&error);
 	if (r >= 0)
 		return;
 	if (sd_bus_error_is_set(&error))
-		(void)sd_bus_reply_method_error(j->message, &error);
+		(void)sd_bus_reply_method_error(msg, &error);
 	else if (r == -EBADMSG)
-		(void)sd_bus_reply_method_errorf(j->message, SD_BUS_ERROR_IO_ERROR,
+		(void)sd_bus_reply_method_errorf(msg, SD_BUS_ERROR_IO_ERROR,
 						 "the profile of session %s is damaged; it cannot be "
 						 "exported", j->session_id);
 	else
-		(void)sd_bus_reply_method_errnof(j->message, r, "cannot make the %s export: %s",
+		(void)sd_bus_reply_method_errnof(msg, r, "cannot make the %s export: %s",
 						 export_format_to_string(j->format), strerror(-r));
 }
 
@@ -131,21 +132,18 @@ static int make_then_serve(Manager *m, sd_bus_message *msg, const ExportRequest 
 	}
 	j->dir_fd = dir_fd;
 	j->out = out;
-	j->manager = m;
+	manager_call_init(&j->call, m, msg);
 	j->format = req->format;
 	j->session_id = strdup(req->session_id);
 	if (!j->session_id)
 		return -ENOMEM;
 	/* making one counts as a request of the caller's, like serving it */
-	r = manager_request_begin(m, msg, &j->uid, error);
+	r = manager_call_count(&j->call, error);
 	if (r < 0)
 		return r;
-	j->message = sd_bus_message_ref(msg);
 	r = worker_pool_submit(m->export_workers, make_job_work, make_job_done, j);
-	if (r < 0) {
-		manager_request_end(m, j->uid);
+	if (r < 0)
 		return r;
-	}
 	TAKE_PTR(j);
 	return 1;
 }
