@@ -31,7 +31,7 @@
 #define PROFILE_FILE_MAX ((size_t)1 << 30)
 
 typedef struct FilterJob {
-	ManagerCall call; /* counted as a request while making */
+	ManagerCall call; /* counted as a request while making; serving counts its own */
 	int dir_fd;
 	int out;       /* the caller's descriptor */
 	int made;      /* memfd with the export */
@@ -87,8 +87,11 @@ static void filter_job_done(void *userdata)
 {
 	_cleanup_(filter_job_freep) FilterJob *j = userdata;
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	Manager *m = j->call.manager;
 	int r = j->error;
 
+	/* serving it counts as the request making it did */
+	manager_call_end_request(&j->call);
 	if (r == -ENOMSG)
 		sd_bus_error_setf(&error, SD_BUS_ERROR_INVALID_ARGS,
 				  "session %s is not a live run: its samples have no stages or states",
@@ -104,8 +107,8 @@ static void filter_job_done(void *userdata)
 		sd_bus_error_set_errnof(&error, r, "cannot make the %s export: %s",
 					export_format_to_string(j->format), strerror(-r));
 	else
-		r = export_server_reply(j->call.manager->exports, j->call.message, TAKE_FD(j->made),
-					TAKE_FD(j->out), j->call.manager->config.max_export_bytes, &error);
+		r = export_server_reply(m->exports, j->call.message, TAKE_FD(j->made),
+					TAKE_FD(j->out), m->config.max_export_bytes, &error);
 	if (r < 0)
 		(void)sd_bus_reply_method_error(j->call.message, &error);
 }

@@ -81,6 +81,18 @@ fi
 grep -q "unknown stage 'no-such-stage'" <<<"$out" || fail "an export of an unknown stage: $out"
 ok "profctl export --stage: each stage's folded stacks are its samples, led by its hot function"
 
+# making a stage's export and serving it are one request: one in flight per user is enough
+stop_profd TERM
+printf '[Profiler]\nMaxRequestsPerUser=1\n' >"$T/profd.conf"
+start_profd
+as_nobody "$PROFCTL" --address="$BUS" export "$SESSION1" -f folded --stage decode >"$T/one.folded" ||
+	fail "profctl export --stage with MaxRequestsPerUser=1"
+cmp -s "$T/one.folded" "$T/by-session.folded" || fail "export --stage with MaxRequestsPerUser=1 differs"
+stop_profd TERM
+: >"$T/profd.conf"
+start_profd
+ok "profctl export --stage with MaxRequestsPerUser=1: making and serving it are one request"
+
 # --- a second BeginRun from the same process is refused; the first run goes on
 scanner "$T/twice" --chunks 4 --begin-twice || fail "the scanner failed: $(cat "$T/twice.err")"
 grep -q '^second profd refused the live run: .*in progress' "$T/twice" ||
