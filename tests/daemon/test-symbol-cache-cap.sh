@@ -16,18 +16,7 @@ libc_compressed_debug
 # workload-split; the RssAnon of uid 0's unwinder once the session completed
 unwinder_heap_kib() {
 	local path pid
-	printf '%s\nUnwinderIdleSec=600\n' "$1" >"$T/profd.conf"
-	rm -rf "$T/state"
-	# no inflated copies of system debug files (their directory unusable): libdw inflates
-	# libc's on the unwinder's heap, what this test weighs
-	mkdir "$T/state"
-	: >"$T/state/inflated-debug"
-	start_profd
-	spawn_workload 2 "$WORKLOAD_SPLIT" 60 2
-	path=$(start_session "$SPAWNED" 999 3000000 1 kernel b false)
-	[[ $(wait_finished "$path" 60) == completed ]] || fail "session failed: $(prop "$path" Error)"
-	(($(prop "$path" SamplesCaptured) > 0)) || fail "the session took no sample"
-	kill "$SPAWNED"
+	split_session_uncopied "$(printf '%s\nUnwinderIdleSec=600' "$1")"
 	pid=$(unwinder_pid 0)
 	[[ -n $pid ]] || fail "no unwinder for uid 0"
 	awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status"

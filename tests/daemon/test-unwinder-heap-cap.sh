@@ -36,16 +36,7 @@ EOF
 ((charged > 4 * 1024 * 1024)) || fail "libc's debug sections are only $charged bytes"
 cap=$((charged + 1024 * 1024))
 
-rm -rf "$T/state"
-mkdir "$T/state"
-: >"$T/state/inflated-debug"
-printf 'SymbolCacheMaxBytes=%s\nUnwinderIdleSec=600\n' $cap >"$T/profd.conf"
-start_profd
-spawn_workload 2 "$WORKLOAD_SPLIT" 60 2
-path=$(start_session "$SPAWNED" 999 3000000 1 kernel b false)
-[[ $(wait_finished "$path" 60) == completed ]] || fail "session failed: $(prop "$path" Error)"
-(($(prop "$path" SamplesCaptured) > 0)) || fail "the session took no sample"
-kill "$SPAWNED"
+split_session_uncopied "$(printf 'SymbolCacheMaxBytes=%s\nUnwinderIdleSec=600' $cap)"
 
 line=$(grep -o "profd-unwinder: heap of [0-9]* bytes over SymbolCacheMaxBytes=[0-9]*: the symbol cache ([0-9]* bytes) keeps at most [0-9]*" "$T/profd.log" | tail -n 1)
 [[ -n $line ]] || fail "the unwinder did not lower its cache's cap (cap $cap, libc charged $charged)"

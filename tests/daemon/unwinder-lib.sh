@@ -12,6 +12,23 @@ libc_compressed_debug() {
 	fi
 }
 
+# split_session_uncopied CONFIG: profd with CONFIG, on a fresh state directory where system
+# debug files get no inflated copies (libdw inflates libc's on the unwinder's heap, what the
+# callers weigh), runs a 3 s session of workload-split at 999 Hz with kernel frames as root;
+# fails unless it completed with samples. Its path in 'path'.
+split_session_uncopied() {
+	printf '%s\n' "$1" >"$T/profd.conf"
+	rm -rf "$T/state"
+	mkdir "$T/state"
+	: >"$T/state/inflated-debug"
+	start_profd
+	spawn_workload 2 "$WORKLOAD_SPLIT" 60 2
+	path=$(start_session "$SPAWNED" 999 3000000 1 kernel b false)
+	[[ $(wait_finished "$path" 60) == completed ]] || fail "session failed: $(prop "$path" Error)"
+	(($(prop "$path" SamplesCaptured) > 0)) || fail "the session took no sample"
+	kill "$SPAWNED"
+}
+
 # unwinder_pid UID: the pid of the newest unwinder profd started for UID
 unwinder_pid() {
 	grep -o "started the unwinder of uid $1 (pid [0-9]*)" "$T/profd.log" | tail -n 1 |
