@@ -160,6 +160,19 @@ static int manager_new_unwinders(Manager *m)
 	return 0;
 }
 
+/* Kernel tables of a few boots and module sets: old ones go by the store's LRU. */
+#define KERNEL_SYMBOLS_DIR "kernel-symbols"
+#define KERNEL_SYMBOLS_MAX_BYTES (64ULL << 20)
+
+static int manager_new_kernel_store(Manager *m)
+{
+	_cleanup_close_ int fd = open_private_dir(m->state_fd, KERNEL_SYMBOLS_DIR, 0700);
+
+	if (fd < 0)
+		return fd;
+	return symbol_store_new(fd, KERNEL_SYMBOLS_MAX_BYTES, &m->kernel_store);
+}
+
 /* WorkFn: read the kernel table now, so no session pays for /proc/kallsyms. */
 static void prefetch_kernel_table(void *userdata)
 {
@@ -263,8 +276,14 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 	if (r < 0)
 		return log_error_errno(r, "cannot use '%s/symbols': %s", m->state_dir,
 				       private_dir_problem(r));
-	/* in memory only: the symbol store's directories hold modules (and a uid's is its unwinder's) */
-	r = kernel_table_new(NULL, &m->kernel_table);
+	/* a store of its own, never served to an unwinder (symbols/shared is: an unprivileged
+	 * caller's unwinder must not get kernel addresses); a restart reads no /proc/kallsyms */
+	r = manager_new_kernel_store(m);
+	if (r < 0)
+		log_warning("cannot use '%s/" KERNEL_SYMBOLS_DIR "', a restart reads /proc/kallsyms "
+			    "again: %s", m->state_dir, private_dir_problem(r));
+	r = kernel_table_new(m->kernel_store ? symbol_store_interface(m->kernel_store) : NULL,
+			     &m->kernel_table);
 	if (r < 0)
 		return log_error_errno(r, "cannot set up the kernel's symbols: %s", strerror(-r));
 	/* the kernel's symbols ready before the first session needs them, off its path */
@@ -317,6 +336,7 @@ Manager *manager_free(Manager *m)
 	inflated_debug_free(m->inflated_debug); /* the same */
 	run_store_free(m->runs);
 	kernel_table_free(m->kernel_table);
+	symbol_store_free(m->kernel_store); /* after the table, which saves through it */
 	stack_sizes_free(m->stack_sizes);
 	symbol_store_free(m->symbol_store);
 	budget_free(m->fds);

@@ -50,6 +50,7 @@ typedef struct Manager {
 	WorkerPool *export_workers; /* Export reads, record parsing and reading: delay no session */
 	SymbolStore *symbol_store; /* the unwinders' symbol caches on disk: state/symbols/<uid>/ */
 	KernelTable *kernel_table; /* /proc/kallsyms read once, at start (prefetched) */
+	SymbolStore *kernel_store; /* its table on disk: state/kernel-symbols/ (NULL: none) */
 	InflatedDebug *inflated_debug; /* state/inflated-debug/: system debug files, inflated once */
 	SystemPrewarm *system_prewarm; /* the system C library's work done once, at start */
 	DebuginfodFetch *debuginfod; /* missing debug files from debuginfod; NULL: none */

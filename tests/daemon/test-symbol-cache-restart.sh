@@ -31,12 +31,33 @@ prewarmed() {
 	grep -q "the unwind table of '.*libc.so.*' is in the shared symbol store" "$T/profd.log"
 }
 
+# the kernel's symbols as profd keeps them across restarts: "INODE NAME", nothing when none
+kernel_table() {
+	find "$T/state/kernel-symbols/symbols/shared" -type f -printf '%i %f\n' 2>/dev/null
+}
+
+has_kernel_table() {
+	[[ -n $(kernel_table) ]]
+}
+
+# addresses in /proc/kallsyms (kptr_restrict lets root see them): profd makes a table of them
+kernel_addresses() {
+	awk '$1 != "0000000000000000" { found = 1; exit } END { exit !found }' /proc/kallsyms
+}
+
 start_bus
 start_profd
 # profd's own files of the system C library (system-prewarm.h): the only ones it may hold
 wait_until 60 prewarmed || fail "profd did not put libc's unwind table in symbols/shared"
 shared_before=$(shared_files)
 [[ -n $shared_before ]] || fail "nothing in symbols/shared"
+if kernel_addresses; then
+	wait_until 60 has_kernel_table || fail "profd kept no table of the kernel's symbols"
+	kernel_before=$(kernel_table)
+	[[ ! -e $T/state/symbols/shared/${kernel_before#* } ]] ||
+		fail "the kernel's symbols are in symbols/shared, which unwinders may load"
+	[[ $(stat -c %a "$T/state/kernel-symbols") == 700 ]] || fail "kernel-symbols/ is not private"
+fi
 
 spawn_workload "$WORKLOAD_SPLIT" 120 1
 [[ $(profile_cache_state command $SPAWNED) == cold ]] || fail "the first session is not cold"
@@ -77,6 +98,11 @@ ok "the first session after a restart is warm"
 
 # every file damaged: refused, the session still works and is cold
 stop_profd
+# the restarted profd took the kernel's table from the file (a new read of /proc/kallsyms
+# would have replaced it: another inode)
+[[ $(kernel_table) == "${kernel_before:-}" ]] ||
+	fail "a restart read the kernel's symbols again: '$(kernel_table)' (before: '${kernel_before:-}')"
+[[ -z ${kernel_before:-} ]] || ok "a restart reads no /proc/kallsyms: the kernel's table is kept"
 find "$T/state/symbols" -type f -exec sh -c 'printf garbage >>"$1"' _ {} \;
 start_profd
 spawn_workload "$WORKLOAD_SPLIT" 120 1
