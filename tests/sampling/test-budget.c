@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "sampling-request.h"
 #include "sampling-session.h"
 #include "test-util.h"
 #include "workload-process.h"
@@ -124,8 +125,17 @@ static int test_explicit(void)
 static int test_requested(void)
 {
 	SamplingOptions o = { .max_duration_nanos = NSEC / 2 };
+	SamplingRequest q;
 	SamplingMetrics m;
 	int r;
+
+	/* the request every backend starts from (the bpf one reports it as is) */
+	r = sampling_request_clamp(&o, &q);
+	CHECK(r == 0 && q.requested_hz == 0 && q.requested_duration == 0 &&
+		      q.hz == SAMPLING_DEFAULT_HZ && q.duration == NSEC / 2 && q.clamped,
+	      "r %d: requested %u Hz, %llu ns -> %u Hz, %llu ns, clamped %d", r, q.requested_hz,
+	      (unsigned long long)q.requested_duration, q.hz, (unsigned long long)q.duration,
+	      q.clamped);
 
 	r = run("WORKLOAD_SPLIT", "3", "1", 1, &o, &m);
 	CHECK(r == 0, "session failed: %s", strerror(-r));

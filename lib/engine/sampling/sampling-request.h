@@ -4,7 +4,8 @@
 /*
  * A session's request after the bounds of DESIGN.md §3: hz clamped to
  * [1, max_hz], the duration to the operator's ceiling, defaults filled in.
- * Clamped, never refused; both values are reported. Every backend starts here.
+ * Clamped, never refused; both values are reported, the request as given
+ * (0: the default). Every backend starts here.
  */
 
 #include <stdbool.h>

@@ -19,6 +19,7 @@
 #include "perf-synth.h"
 #include "profile-builder.h"
 #include "ring.h"
+#include "sampling-request.h"
 #include "session-loop.h"
 #include "target-snapshot.h"
 #include "task-list.h"
@@ -51,10 +52,8 @@ struct SamplingSession {
 	const char *backend, *event, *end_reason;
 	bool dwarf;
 
-	uint32_t hz, requested_hz;
-	uint64_t duration, requested_duration;
+	SamplingRequest request;
 	uint32_t requested_stack_bytes;
-	bool clamped;
 	uint64_t ring_capacity, ring_capacity_limit, explicit_ring_capacity;
 	PerfEventConfig config;
 	struct perf_event_attr attr;
@@ -181,10 +180,6 @@ SamplingSession *sampling_session_free(SamplingSession *s)
 
 static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 {
-	uint64_t max_duration = o->max_duration_nanos ? o->max_duration_nanos
-						      : SAMPLING_DEFAULT_MAX_DURATION_NANOS;
-	uint64_t duration;
-	uint32_t max_hz, hz;
 	int r;
 
 	r = sampling_backend_check(o->backend);
@@ -198,7 +193,8 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 		return r;
 	if (o->stack_bytes > SAMPLING_MAX_STACK_BYTES)
 		return -EINVAL;
-	r = sampling_max_hz(&max_hz);
+	/* clamp, never refuse; both values are reported, the request as given (0 = default) */
+	r = sampling_request_clamp(o, &s->request);
 	if (r < 0)
 		return r;
 
@@ -206,15 +202,7 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 	s->backend = s->dwarf ? "perf-dwarf" : "perf-fp";
 	s->event = perf_event_name(o->event);
 
-	/* clamp, never refuse; both values are reported, the request as given (0 = default) */
-	s->requested_hz = o->hz;
-	hz = o->hz ? o->hz : SAMPLING_DEFAULT_HZ;
-	s->hz = hz > max_hz ? max_hz : hz;
-	s->requested_duration = o->duration_nanos;
 	s->requested_stack_bytes = o->stack_bytes;
-	duration = o->duration_nanos ? o->duration_nanos : SAMPLING_DEFAULT_DURATION_NANOS;
-	s->duration = duration > max_duration ? max_duration : duration;
-	s->clamped = s->hz != hz || s->duration != duration;
 
 	s->explicit_ring_capacity = o->ring_capacity;
 	s->ring_capacity_limit = o->ring_capacity_limit;
@@ -226,7 +214,7 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 
 	s->config = (PerfEventConfig){
 		.event = s->event,
-		.hz = s->hz,
+		.hz = s->request.hz,
 		.dwarf = s->dwarf,
 		.exclude_kernel = o->exclude_kernel,
 	};
@@ -244,7 +232,7 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 static void session_size_rings(SamplingSession *s)
 {
 	size_t sample = perf_event_max_sample_size(&s->config);
-	size_t want = (size_t)s->hz * sample * RING_MILLISECONDS / 1000;
+	size_t want = (size_t)s->request.hz * sample * RING_MILLISECONDS / 1000;
 
 	if (want > RING_MAX_BYTES)
 		want = RING_MAX_BYTES;
@@ -619,7 +607,7 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 	if (!s->sink) {
 		const SamplingOptions *o = options ? options : &defaults;
 
-		r = profile_builder_new((uint32_t)pid, NSEC_PER_SEC / s->hz, o->resolve,
+		r = profile_builder_new((uint32_t)pid, NSEC_PER_SEC / s->request.hz, o->resolve,
 					o->resolve_userdata, &s->builder);
 		if (r < 0)
 			return r;
@@ -680,7 +668,7 @@ static void session_update_capacity(SamplingSession *s)
 
 	if (capacity == 0)
 		/* many processes: a sample per CPU and period, however many threads they run */
-		capacity = sampling_default_budget(s->hz, s->duration,
+		capacity = sampling_default_budget(s->request.hz, s->request.duration,
 						   s->target ? s->n_rings : s->threads_peak, s->n_rings);
 	if (s->ring_capacity_limit > 0 && capacity > s->ring_capacity_limit)
 		capacity = s->ring_capacity_limit;
@@ -732,7 +720,7 @@ static int session_start(void *userdata)
 	if (s->builder)
 		profile_builder_set_start(s->builder, s->start_mono, s->start_unix);
 
-	r = session_loop_arm(&s->loop, s->start_mono + s->duration);
+	r = session_loop_arm(&s->loop, s->start_mono + s->request.duration);
 	if (r < 0)
 		return r;
 	s->initial_time = session_now();
@@ -798,7 +786,7 @@ static void session_on_throttle(SamplingSession *s, SessionRing *e, const PerfRe
 	/* while throttled the thread offered about one sample per period; count them as dropped */
 	if (e->throttled_since > 0 && rec->throttle.time > e->throttled_since)
 		s->throttled_samples += (rec->throttle.time - e->throttled_since) /
-					(NSEC_PER_SEC / s->hz);
+					(NSEC_PER_SEC / s->request.hz);
 	e->throttled_since = 0;
 }
 
@@ -990,7 +978,7 @@ const PerfRecordFormat *sampling_session_get_format(const SamplingSession *s)
 
 uint64_t sampling_session_max_bytes_per_second(const SamplingSession *s)
 {
-	return (uint64_t)s->hz * s->n_rings * perf_event_max_sample_size(&s->config);
+	return (uint64_t)s->request.hz * s->n_rings * perf_event_max_sample_size(&s->config);
 }
 
 void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret)
@@ -1014,13 +1002,13 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.threads_at_start = s->threads_at_start,
 		.threads_peak = s->threads_peak,
 		.duration_nanos = end - s->start_mono,
-		.hz = s->hz,
-		.clamped = s->clamped,
+		.hz = s->request.hz,
+		.clamped = s->request.clamped,
 		.buffer_full = s->budget_reached,
-		.requested_hz = s->requested_hz,
-		.requested_duration_nanos = s->requested_duration,
-		.effective_duration_nanos = s->duration,
-		.period_nanos = NSEC_PER_SEC / s->hz,
+		.requested_hz = s->request.requested_hz,
+		.requested_duration_nanos = s->request.requested_duration,
+		.effective_duration_nanos = s->request.duration,
+		.period_nanos = NSEC_PER_SEC / s->request.hz,
 		.start_unix_nanos = s->start_unix,
 		.start_mono_nanos = s->start_mono,
 		.backend = s->backend,
