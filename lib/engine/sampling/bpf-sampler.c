@@ -710,13 +710,7 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 		.threads_seen = s->stats.threads_seen.count,
 		.threads_at_start = s->threads_at_start,
 		.duration_nanos = end - s->start_mono,
-		.hz = s->request.hz,
-		.clamped = s->request.clamped,
 		.buffer_full = c.budget_end_ns != 0,
-		.requested_hz = s->request.requested_hz,
-		.requested_duration_nanos = s->request.requested_duration,
-		.effective_duration_nanos = s->request.duration,
-		.period_nanos = NSEC_PER_SEC / s->request.hz,
 		.start_unix_nanos = s->start_unix,
 		.backend = "bpf",
 		.event = s->event,
@@ -742,5 +736,6 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 		.bpf_setup_cpu_nanos = s->setup_cpu_nanos,
 		.bpf_naming_cpu_nanos = s->naming_cpu_nanos,
 	};
+	sampling_request_to_metrics(&s->request, ret);
 	pause_estimate(&(PerfEventConfig){ .hz = s->request.hz }, ret);
 }

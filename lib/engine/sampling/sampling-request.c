@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "sampling-request.h"
 
+#include "time-util.h"
+
 int sampling_request_clamp(const SamplingOptions *o, SamplingRequest *ret)
 {
 	uint64_t max_duration = o->max_duration_nanos ? o->max_duration_nanos
@@ -22,4 +24,14 @@ int sampling_request_clamp(const SamplingOptions *o, SamplingRequest *ret)
 	q.clamped = q.hz != hz || q.duration != duration;
 	*ret = q;
 	return 0;
+}
+
+void sampling_request_to_metrics(const SamplingRequest *q, SamplingMetrics *m)
+{
+	m->hz = q->hz;
+	m->clamped = q->clamped;
+	m->requested_hz = q->requested_hz;
+	m->requested_duration_nanos = q->requested_duration;
+	m->effective_duration_nanos = q->duration;
+	m->period_nanos = NSEC_PER_SEC / q->hz;
 }

@@ -20,3 +20,5 @@ typedef struct SamplingRequest {
 } SamplingRequest;
 
 int sampling_request_clamp(const SamplingOptions *options, SamplingRequest *ret);
+/* The request's part of a backend's metrics: hz, clamped, requested and effective, period. */
+void sampling_request_to_metrics(const SamplingRequest *q, SamplingMetrics *m);

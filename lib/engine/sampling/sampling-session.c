@@ -1002,13 +1002,7 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.threads_at_start = s->threads_at_start,
 		.threads_peak = s->threads_peak,
 		.duration_nanos = end - s->start_mono,
-		.hz = s->request.hz,
-		.clamped = s->request.clamped,
 		.buffer_full = s->budget_reached,
-		.requested_hz = s->request.requested_hz,
-		.requested_duration_nanos = s->request.requested_duration,
-		.effective_duration_nanos = s->request.duration,
-		.period_nanos = NSEC_PER_SEC / s->request.hz,
 		.start_unix_nanos = s->start_unix,
 		.start_mono_nanos = s->start_mono,
 		.backend = s->backend,
@@ -1034,5 +1028,6 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.processes_excluded = s->refused.count,
 		.samples_excluded = s->samples_excluded,
 	};
+	sampling_request_to_metrics(&s->request, ret);
 	pause_estimate(&s->config, ret);
 }
