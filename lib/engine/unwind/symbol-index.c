@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
 #include "cleanup.h"
@@ -60,11 +61,42 @@ static bool symbol_counts(const char *name, const GElf_Sym *sym)
 	       type != STT_FILE && type != STT_TLS;
 }
 
-static int start_compare(const void *a, const void *b)
+/*
+ * By start: an LSD radix sort, 11-bit digits, skipping those every symbol shares (a
+ * module's addresses differ in their low three bytes or so). qsort() took about a
+ * millisecond for libc's 8000 symbols, a third of what a new unwinder spends opening libc
+ * for naming; this is a few linear passes. Stable: symbols at one address keep table order.
+ */
+static int sort_by_start(IndexedSymbol *symbols, size_t n)
 {
-	const IndexedSymbol *x = a, *y = b;
+	_cleanup_free_ IndexedSymbol *tmp = malloc(n * sizeof(*tmp));
+	IndexedSymbol *src = symbols, *dst = tmp;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (!tmp)
+		return -ENOMEM;
+	for (unsigned shift = 0; shift < 64; shift += 11) {
+		size_t count[1 << 11] = {}, at = 0;
+		IndexedSymbol *swap;
+
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].start >> shift) & 0x7ff]++;
+		if (count[(src[0].start >> shift) & 0x7ff] == n)
+			continue;
+		for (size_t d = 0; d < ELEMENTSOF(count); d++) {
+			size_t c = count[d];
+
+			count[d] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].start >> shift) & 0x7ff]++] = src[i];
+		swap = src;
+		src = dst;
+		dst = swap;
+	}
+	if (src != symbols)
+		memcpy(symbols, src, n * sizeof(*symbols));
+	return 0;
 }
 
 static int u64_compare(const void *a, const void *b)
@@ -130,9 +162,11 @@ int symbol_index_build(Dwfl_Module *mod, SymbolIndex **ret)
 		if (r < 0)
 			return r;
 	}
-	/* qsort() of no elements still wants an array: the pointers are NULL then */
-	if (x->n > 0)
-		qsort(x->symbols, x->n, sizeof(*x->symbols), start_compare);
+	if (x->n > 0) {
+		r = sort_by_start(x->symbols, x->n);
+		if (r < 0)
+			return r;
+	}
 	for (size_t i = 0; i < x->n; i++)
 		x->symbols[i].max_end = i == 0 || x->symbols[i].end > x->symbols[i - 1].max_end ?
 						x->symbols[i].end : x->symbols[i - 1].max_end;
