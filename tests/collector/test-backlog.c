@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-backlog CASE: the backlog's byte ring on its own, producer and consumer in one
- * thread (the consumer attached to the producer's memfd, as the unwinder is).
+ * thread (the consumer attached to the producer's memfd, as the unwinder is), and in two
+ * threads on one Backlog (as a Collector's drain and unwind threads are).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,11 +159,89 @@ static int test_lagging(void)
 	return test_result();
 }
 
+#define SHARED_RECORDS 2000000U
+
+typedef struct Shared {
+	Backlog *b;
+	_Atomic bool stop; /* the consumer gave up */
+} Shared;
+
+/* The drain thread's side: every record pushed, waiting for room when the ring is full. */
+static void *shared_produce(void *arg)
+{
+	Shared *sh = arg;
+	Backlog *b = sh->b;
+	Record rec;
+
+	for (uint64_t seq = 0; seq < SHARED_RECORDS && !sh->stop; seq++) {
+		int r;
+
+		record_init(&rec, seq);
+		rec.header.size = (uint16_t)(24 + (seq % 5) * 8); /* small: many pushes per lap */
+		while ((r = backlog_push(b, &rec.header, SIZE)) == -ENOBUFS && !sh->stop)
+			sched_yield();
+		if (r < 0)
+			return (void *)(intptr_t)r;
+		backlog_notify(b);
+	}
+	backlog_close(b, UINT64_MAX);
+	return NULL;
+}
+
+/*
+ * One Backlog for both sides, as a Collector consumes its own: the producer reading
+ * the consumer's position while the consumer moves it never sees it go backwards, and
+ * every record arrives once, in order.
+ */
+static int test_shared(void)
+{
+	_cleanup_(backlog_freep) Backlog *b = NULL;
+	Shared sh = {};
+	uint64_t taken = 0;
+	pthread_t producer;
+	void *result;
+
+	CHECK(backlog_new(SIZE, &b) == 0, "backlog_new");
+	sh.b = b;
+	CHECK(pthread_create(&producer, NULL, shared_produce, &sh) == 0, "pthread_create");
+	while (taken < SHARED_RECORDS) {
+		const struct perf_event_header *h;
+		/* read before peeking: once it is set, every record is in */
+		bool closed = backlog_is_closed(b, NULL);
+		uint64_t seq;
+		int r = backlog_peek(b, &h);
+
+		if (r == 0 && closed)
+			break;
+		if (r == 0) {
+			sched_yield();
+			continue;
+		}
+		CHECK(r == 1, "peek %d after %llu records", r, (unsigned long long)taken);
+		if (r != 1)
+			break;
+		memcpy(&seq, h + 1, sizeof(seq));
+		CHECK(seq == taken, "record %llu where %llu was due", (unsigned long long)seq,
+		      (unsigned long long)taken);
+		if (seq != taken)
+			break;
+		backlog_consume(b);
+		taken++;
+	}
+	sh.stop = true;
+	pthread_join(producer, &result);
+	CHECK(result == NULL, "push failed: %d", (int)(intptr_t)result);
+	CHECK(taken == SHARED_RECORDS, "%llu of %u records taken", (unsigned long long)taken,
+	      SHARED_RECORDS);
+	return test_result();
+}
+
 int main(int argc, char **argv)
 {
 	static const TestCase cases[] = {
 		{ "rewind", test_rewind },
 		{ "lagging", test_lagging },
+		{ "shared", test_shared },
 	};
 
 	return test_run_case(argc, argv, cases, ELEMENTSOF(cases));

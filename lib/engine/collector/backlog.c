@@ -46,7 +46,14 @@ struct Backlog {
 	size_t page;
 	uint8_t *data; /* data_size bytes, mapped twice in a row */
 	uint64_t data_size;
-	uint64_t head, tail; /* our own copies: the shared ones are only published */
+	/*
+	 * our own copies: the shared ones are only published. A backlog consumed by
+	 * a thread of the same process is one Backlog for both sides: each side
+	 * keeps its own fields
+	 */
+	uint64_t head;          /* producer */
+	uint64_t consumed;      /* producer: the consumer's tail as last read */
+	uint64_t tail;          /* consumer */
 	uint64_t rewind_from, rewind_to; /* producer: the latest lap cut short */
 	uint64_t peek_size;
 	uint64_t peak;
@@ -181,9 +188,9 @@ int backlog_push(Backlog *b, const struct perf_event_header *rec, uint64_t limit
 	uint64_t used;
 
 	/* the consumer only moves forward, and never past what we wrote */
-	if (tail < b->tail || tail > b->head)
+	if (tail < b->consumed || tail > b->head)
 		return -EBADMSG;
-	b->tail = tail;
+	b->consumed = tail;
 	if (rec->size < sizeof(*rec) || rec->size % 8 != 0)
 		return -EINVAL;
 	if (tail == b->head && b->head % b->data_size >= b->data_size / BACKLOG_REWIND_DIVISOR) {
