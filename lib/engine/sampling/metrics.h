@@ -87,7 +87,9 @@ typedef struct SamplingMetrics {
 	uint64_t bpf_program_runs;   /* program runs, when kernel.bpf_stats_enabled is on */
 	uint64_t bpf_program_nanos;  /* ... and their CPU time (charged to the sampled tasks) */
 	uint64_t bpf_setup_cpu_nanos;  /* of collector_cpu_nanos: loading, attaching, reading /proc */
-	uint64_t bpf_naming_cpu_nanos; /* ... and reading and naming the buckets at the end */
+	/* ... and naming the buckets' samples: the consumer's CPU (a Collector's unwind thread or
+	 * the sandboxed unwinder; the sampler alone: its writing and naming them at the end) */
+	uint64_t bpf_naming_cpu_nanos;
 } SamplingMetrics;
 
 /*
