@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,12 @@
  */
 #define LOOP_SHARE 4
 #define LOOP_BURST_USEC (250LL * 1000LL)
+/*
+ * A session whose unwinder dies goes on with a new one this often; the next
+ * death fails it (an input that kills every unwinder would otherwise restart
+ * them without end).
+ */
+#define SESSION_RESTARTS_MAX 3U
 
 typedef struct Helper Helper;
 
@@ -42,6 +49,8 @@ typedef struct Attachment {
 	uint64_t id;
 	Helper *helper;
 	Collector *collector;
+	UnwinderSessionInfo info;
+	unsigned restarts; /* new unwinders it went on with after one died */
 	UnwinderDoneFn done;
 	void *userdata;
 } Attachment;
@@ -126,41 +135,94 @@ static void attachment_end(UnwinderPool *p, Attachment *a, const UnwinderStats *
 	done(userdata, fd, error, why);
 }
 
-static void helper_free(Helper *h)
+/* Our own child, same uid: no CAP_KILL needed; reaped here, it is gone at once. */
+static void helper_kill(Helper *h)
 {
 	siginfo_t info;
 
+	if (h->pidfd < 0)
+		return;
+	(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+	(void)waitid(P_PIDFD, (id_t)h->pidfd, &info, WEXITED);
+	h->pidfd = safe_close(h->pidfd);
+}
+
+static void helper_free(Helper *h)
+{
 	if (!h)
 		return;
 	sd_event_source_disable_unref(h->sock_source);
 	sd_event_source_disable_unref(h->pid_source);
 	sd_event_source_disable_unref(h->resume_source);
 	safe_close(h->sock);
-	if (h->pidfd >= 0) {
-		/* our own child, same uid: no CAP_KILL needed; reaped here, it is gone at once */
-		(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
-		(void)waitid(P_PIDFD, (id_t)h->pidfd, &info, WEXITED);
-		safe_close(h->pidfd);
-	}
+	helper_kill(h);
 	free(h);
 }
 
-/* The unwinder of a uid failed: every session it had fails with 'why'; it goes. */
-static void helper_fail(Helper *h, int error, const char *why)
+static int helper_get(UnwinderPool *p, uid_t uid, Helper **ret);
+static int attachment_send(UnwinderPool *p, Attachment *a, int state_fd);
+
+/* The session of 'a' goes on with a new unwinder from where the dead one left its backlog. */
+static int attachment_resume(UnwinderPool *p, Attachment *a)
+{
+	_cleanup_close_ int state_fd = -1;
+	Helper *h;
+	int r;
+
+	if (a->restarts >= SESSION_RESTARTS_MAX)
+		return -ELOOP;
+	r = state_fd = collector_consumer_restart(a->collector);
+	if (r >= 0)
+		r = helper_get(p, a->info.owner, &h);
+	if (r < 0)
+		return r;
+	a->helper->n_attached--;
+	a->helper = h;
+	a->restarts++;
+	if (h->n_attached == 0)
+		h->last_heard = now_usec(); /* the clock starts with its first work */
+	h->n_attached++;
+	h->idle_since = 0;
+	return attachment_send(p, a, state_fd);
+}
+
+/*
+ * The unwinder of a uid failed: it goes. With 'resume' (it died or hung), each
+ * of its sessions goes on with a new one, SESSION_RESTARTS_MAX times at most;
+ * otherwise, or past that, each fails with 'why'.
+ */
+static void helper_fail(Helper *h, int error, const char *why, bool resume)
 {
 	UnwinderPool *p = h->pool;
+	unsigned resumed = 0;
+	char last[160];
 
 	for (Helper **l = &p->helpers; *l; l = &(*l)->next)
 		if (*l == h) {
 			*l = h->next;
 			break;
 		}
+	/* one that hangs may only be slow: gone before another takes its backlogs */
+	if (resume)
+		helper_kill(h);
 	for (Attachment *a = p->attachments, *next; a; a = next) {
 		next = a->next;
-		if (a->helper == h)
-			attachment_end(p, a, NULL, -1, error, why);
+		if (a->helper != h)
+			continue;
+		if (resume && attachment_resume(p, a) >= 0) {
+			resumed++;
+			continue;
+		}
+		if (resume && a->restarts >= SESSION_RESTARTS_MAX)
+			snprintf(last, sizeof(last), "%s; it died %u times in this session: not restarted again",
+				 why, a->restarts + 1);
+		attachment_end(p, a, NULL, -1, error,
+			       resume && a->restarts >= SESSION_RESTARTS_MAX ? last : why);
 	}
-	if (why)
+	if (why && resumed > 0)
+		log_warning("unwinder of uid %u (pid %d): %s; %u session(s) go on with a new one",
+			    (unsigned)h->uid, (int)h->pid, why, resumed);
+	else if (why)
 		log_warning("unwinder of uid %u (pid %d): %s", (unsigned)h->uid, (int)h->pid, why);
 	helper_free(h);
 }
@@ -302,6 +364,7 @@ static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWIN
 	UnwinderStats stats;
 	Attachment *a;
 	uint32_t type;
+	char why[64];
 
 	if (size < sizeof(type))
 		return -EBADMSG;
@@ -346,9 +409,11 @@ static int helper_message(Helper *h, const void *buf, size_t size, int fds[UNWIN
 				       "sent a stack-quality report that cannot be true");
 			return 0;
 		}
+		/* its errno, as it says: a clue, never trusted for more */
+		snprintf(why, sizeof(why), "failed: %s",
+			 stats.error > -4096 ? strerror(-stats.error) : "an impossible error");
 		attachment_end(h->pool, a, &stats, stats.error < 0 ? -1 : TAKE_FD(fd),
-			       stats.error < 0 ? stats.error : 0,
-			       stats.error < 0 ? "failed" : NULL);
+			       stats.error < 0 ? stats.error : 0, stats.error < 0 ? why : NULL);
 		return 0;
 	case UNWINDER_STORE_LOAD:
 	case UNWINDER_STORE_SAVE:
@@ -405,7 +470,7 @@ static void helper_throttle(Helper *h, uint64_t now)
 	if (r >= 0)
 		r = sd_event_source_set_enabled(h->resume_source, SD_EVENT_ONESHOT);
 	if (r < 0) {
-		helper_fail(h, r, "cannot be held back; killed");
+		helper_fail(h, r, "cannot be held back; killed", false);
 		return;
 	}
 	h->throttled = true;
@@ -439,8 +504,13 @@ static int on_helper_message(sd_event_source *source, int sock, uint32_t revents
 			return 0;
 		}
 		r = n < 0 ? (int)n : helper_message(h, buf, (size_t)n, fds);
+		/* our answer found it gone (killed with requests still queued): as above */
+		if (r == -EPIPE || r == -ECONNRESET) {
+			h->sock_source = sd_event_source_disable_unref(h->sock_source);
+			return 0;
+		}
 		if (r < 0) {
-			helper_fail(h, -EPROTO, "said something impossible; killed");
+			helper_fail(h, -EPROTO, "said something impossible; killed", false);
 			return 0;
 		}
 		h->last_heard = now_usec();
@@ -463,8 +533,16 @@ static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, 
 	else
 		snprintf(why, sizeof(why), "killed by signal %d (%s)", info.si_status,
 			 strsignal(info.si_status));
-	helper_fail(h, -ECONNRESET, h->n_attached > 0 ? why : NULL);
+	helper_fail(h, -ECONNRESET, h->n_attached > 0 ? why : NULL, true);
 	return 0;
+}
+
+/* Messages of the unwinder wait unread (the loop was busy elsewhere): it is not silent. */
+static bool helper_has_unread(const Helper *h)
+{
+	struct pollfd p = { .fd = h->sock, .events = POLLIN };
+
+	return h->sock_source && poll(&p, 1, 0) > 0;
 }
 
 /*
@@ -484,13 +562,13 @@ static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
 			snprintf(why, sizeof(why),
 				 "did not finish within %" PRIu64 " s once profd began to stop; killed",
 				 p->hurry_usec / 1000000);
-			helper_fail(h, -ETIMEDOUT, why);
+			helper_fail(h, -ETIMEDOUT, why, false);
 		/* one held back is not heard meanwhile, by our choice */
 		} else if (h->n_attached > 0 && !h->throttled &&
-			   now - h->last_heard > p->options.timeout_usec)
-			helper_fail(h, -ETIMEDOUT, "did not answer in time; killed");
+			   now - h->last_heard > p->options.timeout_usec && !helper_has_unread(h))
+			helper_fail(h, -ETIMEDOUT, "did not answer in time; killed", true);
 		else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
-			helper_fail(h, 0, NULL);
+			helper_fail(h, 0, NULL, false);
 	}
 	/* no unwinder, nothing to watch: no wakeups while profd is idle */
 	if (!p->helpers)
@@ -543,45 +621,62 @@ static int helper_get(UnwinderPool *p, uid_t uid, Helper **ret)
 	return helper_start(p, uid, ret);
 }
 
-int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Collector *collector,
-			 UnwinderDoneFn done, void *userdata, uint64_t *ret_id)
+/* SESSION_START of a's session to its unwinder, then its SESSION_STATE when it resumes. */
+static int attachment_send(UnwinderPool *p, Attachment *a, int state_fd)
 {
-	const PerfRecordFormat *format = collector_get_format(collector);
+	const PerfRecordFormat *format = collector_get_format(a->collector);
 	UnwinderSessionStart m = {
 		.type = UNWINDER_SESSION_START,
-		.flags = (info->dwarf ? UNWINDER_MODE_DWARF : 0) | (info->kernel ? UNWINDER_KERNEL : 0),
-		.pid = info->pid,
-		.ns_pid = info->pid ? target_namespace_pid(info->pid) : 0,
-		.owner = info->owner,
+		.flags = (a->info.dwarf ? UNWINDER_MODE_DWARF : 0) |
+			 (a->info.kernel ? UNWINDER_KERNEL : 0) | (state_fd >= 0 ? UNWINDER_RESUMED : 0),
+		.session = a->id,
+		.pid = a->info.pid,
+		.ns_pid = a->info.pid ? target_namespace_pid(a->info.pid) : 0,
+		.owner = a->info.owner,
 		.sample_id_all = format->sample_id_all,
 		.sample_type = format->sample_type,
 		.sample_regs_user = format->sample_regs_user,
 		.cache_max_bytes = p->options.cache_max_bytes,
 	};
+	UnwinderSessionState state = { .type = UNWINDER_SESSION_STATE, .session = a->id };
 	SamplingMetrics metrics;
-	Attachment *a;
-	Helper *h;
 	int fds[2], r;
 
-	r = collector_get_backlog(collector, &fds[0], &fds[1]);
+	r = collector_get_backlog(a->collector, &fds[0], &fds[1]);
 	if (r < 0)
 		return r;
-	collector_get_metrics(collector, &metrics);
+	collector_get_metrics(a->collector, &metrics);
 	m.period_nanos = metrics.period_nanos;
 	m.stack_bytes = metrics.stack_bytes;
+	r = unwinder_send(a->helper->sock, &m, sizeof(m), fds, 2);
+	if (r >= 0 && state_fd >= 0)
+		r = unwinder_send(a->helper->sock, &state, sizeof(state), &state_fd, 1);
+	return r;
+}
+
+int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Collector *collector,
+			 UnwinderDoneFn done, void *userdata, uint64_t *ret_id)
+{
+	Attachment *a;
+	Helper *h;
+	int r;
+
 	r = helper_get(p, info->owner, &h);
 	if (r < 0)
 		return r;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	*a = (Attachment){ .id = ++p->next_id, .helper = h, .collector = collector, .done = done,
-			   .userdata = userdata };
-	m.session = a->id;
-	r = unwinder_send(h->sock, &m, sizeof(m), fds, 2);
+	*a = (Attachment){ .id = ++p->next_id, .helper = h, .collector = collector, .info = *info,
+			   .done = done, .userdata = userdata };
+	r = attachment_send(p, a, -1);
+	if (r == -EINVAL) { /* not a collector consumed elsewhere */
+		free(a);
+		return r;
+	}
 	if (r < 0) {
 		free(a);
-		helper_fail(h, r, "cannot reach it; killed");
+		helper_fail(h, r, "cannot reach it; killed", false);
 		return r;
 	}
 	if (h->n_attached == 0)
@@ -652,7 +747,7 @@ UnwinderPool *unwinder_pool_free(UnwinderPool *p)
 	if (!p)
 		return NULL;
 	while (p->helpers)
-		helper_fail(p->helpers, -ECANCELED, NULL);
+		helper_fail(p->helpers, -ECANCELED, NULL, false);
 	sd_event_source_disable_unref(p->watchdog);
 	sd_event_unref(p->event);
 	free(p->path);

@@ -10,10 +10,13 @@
  * that session's target only (collector_open_target_file()), and takes its
  * counters and its profile (a memfd) as claims to check, never as facts.
  *
- * An unwinder that crashes, hits its memory limit, says something impossible
- * or shows no sign of life for the configured time while it has work fails
- * only the sessions of its uid in flight; it is killed if needed and a new
- * one is started for the next session. Other users' unwinders never notice.
+ * An unwinder that crashes, hits its memory limit or shows no sign of life
+ * for the configured time while it has work is killed if needed; each of its
+ * sessions goes on with a new one from where its backlog stands, told first
+ * what the records it took said of the target (collector_consumer_restart():
+ * the samples it took are lost and counted), a few times per session at most,
+ * then the session fails. One that says something impossible fails the
+ * sessions of its uid in flight. Other users' unwinders never notice.
  * Everything here runs on the event loop.
  */
 

@@ -8,7 +8,9 @@
  * through the socket: each session's records are in a backlog (shared memory,
  * lib/engine/collector/backlog.h) the unwinder consumes.
  *
- * profd -> unwinder: SESSION_START (fds: backlog memfd, eventfd), SESSION_CANCEL,
+ * profd -> unwinder: SESSION_START (fds: backlog memfd, eventfd), SESSION_STATE (fd: a
+ *                    memfd of records; right after the SESSION_START of a session
+ *                    another unwinder had when it died), SESSION_CANCEL,
  *                    FILE_REPLY (fd on success; the reply to FILE_REQUEST and
  *                    STORE_LOAD), PROCESS_REPLY, PROBE_OPEN (a test of the sandbox)
  * unwinder -> profd: FILE_REQUEST, PROCESS_REQUEST (a process of a session of
@@ -35,6 +37,7 @@ typedef enum UnwinderMessageType {
 	UNWINDER_FILE_REPLY,
 	UNWINDER_PROBE_OPEN,
 	UNWINDER_PROCESS_REPLY,
+	UNWINDER_SESSION_STATE,
 	UNWINDER_FILE_REQUEST = 101,
 	UNWINDER_PROGRESS,
 	UNWINDER_RESULT,
@@ -46,6 +49,9 @@ typedef enum UnwinderMessageType {
 
 #define UNWINDER_MODE_DWARF 1U /* flags: unwind the stack copies (else the FP callchain) */
 #define UNWINDER_KERNEL 2U     /* flags: kernel frames wanted (and kallsyms may be asked for) */
+/* flags: the session goes on from where an unwinder that died left its backlog; nothing of it is
+ * taken before its SESSION_STATE came */
+#define UNWINDER_RESUMED 4U
 
 typedef struct UnwinderSessionStart {
 	uint32_t type;
@@ -61,6 +67,18 @@ typedef struct UnwinderSessionStart {
 	uint32_t pad;
 	uint64_t cache_max_bytes; /* the symbol cache's cap (SymbolCacheMaxBytes); 0: its default */
 } UnwinderSessionStart;
+
+/*
+ * SESSION_STATE: a sealed memfd of records (MMAP2, COMM) that tell a resumed
+ * session's builder what the records the dead unwinder took said of the target.
+ */
+typedef struct UnwinderSessionState {
+	uint32_t type, pad;
+	uint64_t session;
+} UnwinderSessionState;
+
+/* The most bytes of records a SESSION_STATE memfd may hold. */
+#define UNWINDER_STATE_MAX (256ULL << 20)
 
 typedef struct UnwinderSessionCancel {
 	uint32_t type, pad;

@@ -55,7 +55,9 @@ typedef struct HelperSession {
 	uint32_t stack_bytes;    /* copied per sample */
 	uint64_t cpu_nanos;      /* spent on it */
 	uint64_t last_progress;
+	PerfRecordFormat format;
 	bool ready;              /* its backlog may hold something to take */
+	bool awaiting_state;     /* resumed: not served until its SESSION_STATE came */
 	int error;
 } HelperSession;
 
@@ -388,7 +390,9 @@ static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, 
 	s->id = m->session;
 	s->stack_bytes = m->stack_bytes;
 	s->opener = (TargetFileOpener){ helper_open, s };
-	s->ready = true;
+	s->format = format;
+	s->awaiting_state = m->flags & UNWINDER_RESUMED;
+	s->ready = !s->awaiting_state;
 	ro.files = &s->opener;
 	r = backlog_attach(memfd, eventfd, &s->backlog);
 	if (r >= 0)
@@ -400,6 +404,36 @@ static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, 
 		return r;
 	}
 	u->sessions[u->n_sessions++] = s;
+	return 0;
+}
+
+/* SESSION_STATE: the records of the memfd go to the resumed session's builder first. */
+static int take_state(Unwinder *u, const UnwinderSessionState *m, int fd)
+{
+	HelperSession *s = find_session(u, m->session, NULL);
+	_cleanup_free_ char *data = NULL;
+	size_t size;
+	int r;
+
+	if (!s || !s->awaiting_state || fd < 0)
+		return -EBADMSG;
+	r = read_fd_full(fd, UNWINDER_STATE_MAX, &data, &size);
+	if (r < 0)
+		return r;
+	for (size_t at = 0; at < size;) {
+		const struct perf_event_header *h = (const struct perf_event_header *)(data + at);
+		PerfRecord rec;
+
+		if (size - at < sizeof(*h) || h->size > size - at ||
+		    perf_record_parse(&s->format, h, h->size, &rec) < 0)
+			return -EBADMSG;
+		r = profile_builder_add(s->builder, &rec);
+		if (r == -ENOMEM)
+			return r;
+		at += h->size;
+	}
+	s->awaiting_state = false;
+	s->ready = true;
 	return 0;
 }
 
@@ -508,6 +542,8 @@ static int serve_session(Unwinder *u, HelperSession *s)
 	UnwinderStats stats;
 	int r;
 
+	if (s->awaiting_state)
+		return 0;
 	r = backlog_consumer_step(s->consumer, STEP_RECORDS);
 	s->cpu_nanos += clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	s->ready = r == 1;
@@ -562,6 +598,15 @@ static int handle_message(Unwinder *u, const void *buf, size_t size, int fds[UNW
 		memcpy(&m, buf, sizeof(m));
 		r = start_session(u, &m, fds[0], fds[1]);
 		fds[0] = fds[1] = -1; /* taken */
+		break;
+	}
+	case UNWINDER_SESSION_STATE: {
+		UnwinderSessionState m;
+
+		if (size != sizeof(m) || fds[1] >= 0)
+			break;
+		memcpy(&m, buf, sizeof(m));
+		r = take_state(u, &m, fds[0]);
 		break;
 	}
 	case UNWINDER_SESSION_CANCEL: {
@@ -637,7 +682,7 @@ static int serve_loop(Unwinder *u)
 		for (size_t i = 0; i < u->n_sessions; i++) {
 			p[1 + i] = (struct pollfd){ .fd = backlog_get_eventfd(u->sessions[i]->backlog),
 						    .events = POLLIN };
-			busy = busy || u->sessions[i]->ready;
+			busy = busy || (u->sessions[i]->ready && !u->sessions[i]->awaiting_state);
 		}
 		n = poll(p, 1 + polled, busy || u->stash ? 0 : (int)(PROGRESS_NANOS / 1000000));
 		if (n < 0 && errno != EINTR)

@@ -9,7 +9,9 @@
 # During each session uid 0's unwinder runs and profd never maps a hostile
 # file (the unwinder does, at least once); profd keeps answering; a session
 # that completed names the benign process (split_heavy) and holds the hostile
-# one; one that failed says its unwinder failed.
+# one; one that failed says its unwinder failed. Then uid 0's unwinder killed
+# mid-session: root's session goes on with a new one (twice), or fails once
+# it died a fourth time.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/unwinder-lib.sh"
 
@@ -98,6 +100,70 @@ done
 ((completed > 0)) || fail "no system session beside a hostile binary completed (${outcomes[*]})"
 [[ -s $T/helper-maps ]] || fail "uid 0's unwinder never mapped a hostile file: it did not name them"
 ok "root's system sessions (perf-dwarf, bpf, auto) beside damaged binaries of uid $NOBODY (${outcomes[*]}): named by uid 0's unwinder, which mapped them, never profd; the benign process $benign named in each completed one"
+
+# kill_unwinder TIMES: SIGKILL uid 0's unwinder TIMES times, each time once profd started the next
+kill_unwinder() {
+	local old
+	for _ in $(seq "$1"); do
+		old=$(unwinder_pid 0)
+		kill -KILL "$old" 2>/dev/null || true # it may have been given up on meanwhile
+		wait_until 30 new_unwinder "$old" || fail "no new unwinder for uid 0 after $old died"
+		sleep 0.3
+	done
+}
+
+# new_unwinder PID: profd started an unwinder for uid 0 after PID
+new_unwinder() {
+	local now
+	now=$(unwinder_pid 0)
+	[[ -n $now && $now != "$1" ]]
+}
+
+# new_unwinder_or_ended PID SESSION: the same, or SESSION is sampling no more
+new_unwinder_or_ended() {
+	new_unwinder "$1" || [[ $(prop "$2" State) != sampling ]]
+}
+
+# An unwinder that dies mid-session does not take root's system session with it: the
+# session goes on with a new one, told what came before (the benign process started before
+# the session, so its name and mappings reach the new unwinder only so), and counts what
+# the dead ones took; a session whose unwinder keeps dying fails after a few restarts.
+# (99 Hz: a new unwinder starts cold on the whole machine; at 499 Hz a loaded machine may keep
+# it busy past the timeout, which is a death of its own)
+s=$(start_session 0 99 6000000 2 system b true backend s perf-dwarf)
+[[ -n $s ]] || fail "root's system session did not start"
+wait_until 30 has_unwinder 0 && wait_until 30 sampled "$s" || fail "root's system session did not sample"
+kill_unwinder 2
+[[ $(wait_finished "$s" 120) == completed ]] ||
+	fail "root's system session failed when its unwinder died: $(prop "$s" Error)"
+restarts=$(metric "$s" unwinder_restarts)
+lost=$(metric "$s" samples_lost_unwinder)
+# a cold new unwinder at nice 19 on a loaded machine may be silent past the timeout once more
+((restarts >= 2)) || fail "unwinder_restarts is '$restarts', not 2 or more"
+[[ $lost =~ ^[0-9]+$ ]] || fail "samples_lost_unwinder is '$lost'"
+"$EXPORT_TO_FD" "$BUS" "$s" folded "$T/out/folded" || fail "cannot export session $s"
+grep -q "workload-split-$benign;.*split_heavy" "$T/out/folded" ||
+	fail "the resumed session does not name the benign process $benign: $(head -c 300 "$T/out/folded")"
+grep -q "unwinder of uid 0 (pid [0-9]*): killed by signal 9.*1 session(s) go on with a new one" \
+	"$T/profd.log" || fail "profd did not log the restart"
+ok "root's system session completed through $restarts deaths of its unwinder ($lost samples lost with them), the benign process named after them"
+
+# kill its unwinders until the session fails: however many of the deaths were ours (a cold
+# new unwinder on a loaded machine may also be given up on after the timeout), the fourth
+# one fails it, saying so
+s=$(start_session 0 99 60000000 2 system b true backend s perf-dwarf)
+[[ -n $s ]] || fail "root's system session did not start"
+wait_until 30 sampled "$s" || fail "root's system session did not sample"
+for _ in $(seq 8); do
+	[[ $(prop "$s" State) == sampling ]] || break
+	old=$(unwinder_pid 0)
+	kill -KILL "$old" 2>/dev/null || true
+	wait_until 30 new_unwinder_or_ended "$old" "$s" || fail "no new unwinder for uid 0 after $old died"
+done
+[[ $(wait_finished "$s" 60) == failed ]] || fail "a session whose unwinder kept dying did not fail"
+err=$(prop "$s" Error)
+[[ $err == *"died 4 times in this session: not restarted again"* ]] || fail "the error does not say why: $err"
+ok "a session whose unwinder died 4 times fails: $err"
 
 # profd serves everyone after it all
 as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR ListSessions >/dev/null ||

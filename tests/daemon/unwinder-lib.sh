@@ -80,3 +80,10 @@ lost = {k: m[k] for k in ("samples_dropped", "lost_samples", "lost_records", "th
                           "backlog_dropped", "records_dropped", "side_band_lost") if m.get(k)}
 sys.exit(" ".join("%s=%s" % kv for kv in sorted(lost.items())) if lost else 0)'
 }
+
+# metric SESSION NAME: a field of its metrics (empty when absent)
+metric() {
+	bctl --json=short call $DEST "$1" $SES GetMetrics | python3 -c 'import json, sys
+m = json.loads(json.load(sys.stdin)["data"][0])
+print(m.get(sys.argv[1], ""))' "$2"
+}

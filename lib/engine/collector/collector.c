@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -20,6 +21,7 @@
 #include "bpf-sampler.h"
 #include "cleanup.h"
 #include "dwarf-unwind.h"
+#include "io-util.h"
 #include "perf-event.h"
 #include "process-resolvers.h"
 #include "process-table.h"
@@ -27,6 +29,7 @@
 #include "target-file-cache.h"
 #include "tid-set.h"
 #include "recorded-files.h"
+#include "target-snapshot.h"
 #include "time-util.h"
 
 /* The default cap absorbs a one-second unwind stall at this rate on every CPU. */
@@ -56,8 +59,9 @@ struct Collector {
 	const SamplingTarget *target;
 	ProcessAdmitFn admit;
 	void *admit_userdata;
-	/* ... and its processes' mappings as the records told (the drain thread's, under
-	 * recorded_lock): files of a process gone before the consumer asked for them */
+	/* consumed elsewhere: the processes' mappings as the records told (the drain
+	 * thread's, under recorded_lock): files of a process of many gone before the
+	 * consumer asked for them, and what a consumer that starts over is told first */
 	ProcessTable *recorded;
 	pthread_mutex_t recorded_lock;
 	/* processes past max_recorded (recorded_lock), and their samples (atomic) */
@@ -92,6 +96,8 @@ struct Collector {
 	uint64_t samples_pushed;        /* drained into the backlog: what a consumer may report at most */
 	bool cut_off, drain_done, consumer_done, finished;
 	bool consumer_warm; /* a consumer elsewhere: its resolver knew the executable */
+	uint32_t consumer_restarts; /* a consumer elsewhere that started over (its last one died) */
+	uint64_t samples_lost_consumer; /* ... the samples its dead ones took with them */
 	bool target_execed; /* a COMM record of an exec came (drain thread; atomic) */
 	uint32_t stack_bytes_needed; /* what the resolver's walks needed (metrics.h), 0 unknown */
 	StackQuality *quality; /* a consumer elsewhere: its counts, as checked */
@@ -574,6 +580,15 @@ static void *collector_drain_main(void *arg)
 	return NULL;
 }
 
+/* Consumed elsewhere: the processes as their records tell, kept (see 'recorded'). */
+static int collector_record_processes(Collector *c, const CollectorOptions *o)
+{
+	if (!c->elsewhere)
+		return 0;
+	c->max_recorded = o->max_recorded_processes ?: COLLECTOR_RECORDED_PROCESSES_MAX;
+	return process_table_new(&c->recorded);
+}
+
 /* A target of many processes (and bpf's, of one too): named by the records of each. */
 static int collector_track_processes(Collector *c, const SamplingTarget *target,
 				     const CollectorOptions *o)
@@ -581,10 +596,7 @@ static int collector_track_processes(Collector *c, const SamplingTarget *target,
 	c->target = target;
 	c->admit = o->sampling.admit;
 	c->admit_userdata = o->sampling.admit_userdata;
-	if (!c->elsewhere)
-		return 0;
-	c->max_recorded = o->max_recorded_processes ?: COLLECTOR_RECORDED_PROCESSES_MAX;
-	return process_table_new(&c->recorded);
+	return collector_record_processes(c, o);
 }
 
 static int collector_new_bpf(Collector *c, pid_t pid, const CollectorOptions *o,
@@ -627,11 +639,12 @@ static int collector_new_perf(Collector *c, pid_t pid, const CollectorOptions *o
 	int r;
 
 	so.backend = backend;
-	if (so.target && sampling_target_is_multi_process(so.target)) {
+	if (so.target && sampling_target_is_multi_process(so.target))
 		r = collector_track_processes(c, so.target, o);
-		if (r < 0)
-			return r;
-	}
+	else /* one process: for a consumer that starts over (collector_consumer_restart()) */
+		r = collector_record_processes(c, o);
+	if (r < 0)
+		return r;
 	/* one process: its files opened as it maps them (many: recorded-files.h) */
 	if (!o->resolver.files && !so.resolve && !c->target) {
 		r = target_file_cache_new((uint32_t)(so.target ? so.target->pid : pid), &c->file_policy,
@@ -851,6 +864,8 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret)
 	m.consumer_throttled_nanos = c->consumer_throttled_nanos;
 	m.processes_unrecorded = __atomic_load_n(&c->n_unrecorded, __ATOMIC_RELAXED);
 	m.samples_unrecorded = __atomic_load_n(&c->samples_unrecorded, __ATOMIC_RELAXED);
+	m.unwinder_restarts = c->consumer_restarts;
+	m.samples_lost_unwinder = c->samples_lost_consumer;
 	if (c->finished) {
 		/* what the profile holds: the drain's count less what the cut-off discarded */
 		m.samples_captured = c->built.samples;
@@ -1160,6 +1175,48 @@ int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *u
 	return stack_quality_to_json(q, fetch, userdata, ret);
 }
 
+/* What the records told of the target's processes, as records, in a memfd. */
+static int collector_state_memfd(Collector *c)
+{
+	_cleanup_(record_buffer_clear) RecordBuffer records = {};
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	pthread_mutex_lock(&c->recorded_lock);
+	r = target_snapshot_table(c->recorded, &c->format, clock_nanos(CLOCK_MONOTONIC), &records);
+	pthread_mutex_unlock(&c->recorded_lock);
+	if (r < 0)
+		return r;
+	fd = memfd_create("profd-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return negative_errno();
+	r = write_all(fd, records.data, records.size);
+	if (r < 0)
+		return r;
+	if (lseek(fd, 0, SEEK_SET) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		return negative_errno();
+	return TAKE_FD(fd);
+}
+
+int collector_consumer_restart(Collector *c)
+{
+	_cleanup_close_ int fd = -1;
+	bool done;
+
+	if (!c->elsewhere)
+		return -EINVAL;
+	fd = collector_state_memfd(c);
+	if (fd < 0)
+		return fd;
+	pthread_mutex_lock(&c->lock);
+	done = c->consumer_done;
+	if (!done)
+		c->consumer_restarts++;
+	pthread_mutex_unlock(&c->lock);
+	return done ? -EALREADY : TAKE_FD(fd);
+}
+
 int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint64_t cpu_nanos,
 			    bool warm, uint32_t stack_bytes_needed, int error)
 {
@@ -1174,6 +1231,8 @@ int collector_consumer_done(Collector *c, const ProfileBuilderStats *stats, uint
 		r = collector_take_stats_locked(c, stats, cpu_nanos);
 	if (r < 0)
 		collector_set_error_locked(c, r);
+	else if (c->consumer_restarts > 0) /* then a cut-off's are among them */
+		c->samples_lost_consumer = c->samples_pushed - c->built.samples;
 	else if (c->cut_off)
 		c->samples_after_cutoff = c->samples_pushed - c->built.samples;
 	c->consumer_warm = r == 0 && warm;

@@ -144,6 +144,15 @@ void collector_consumer_progress(Collector *c, const ProfileBuilderStats *stats,
  */
 int collector_consumer_quality(Collector *c, const char *wire, size_t size);
 /*
+ * The consumer died (its process crashed or was killed): another one takes
+ * over the backlog where it stands. Returns a sealed memfd of the records
+ * that tell the new one what came before (the target's processes, their code
+ * mappings and names, as the records said); what the dead one had taken is
+ * lost (metrics.samples_lost_unwinder, once done; unwinder_restarts counts
+ * these calls). -EALREADY once the consumer is done.
+ */
+int collector_consumer_restart(Collector *c);
+/*
  * The consumer ended: its final counters, whether its resolver knew the
  * executable already (collector_cache_state()) and the stack copy its walks
  * needed (stack_resolver_stack_bytes_needed(), 0: unknown; clamped to what

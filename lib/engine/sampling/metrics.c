@@ -60,6 +60,8 @@ static int add_target_fields(json_t *o, const SamplingMetrics *m)
 		{ "samples_excluded", m->samples_excluded, m->processes_seen > 0 },
 		{ "processes_unrecorded", m->processes_unrecorded, m->processes_unrecorded > 0 },
 		{ "samples_unrecorded", m->samples_unrecorded, m->processes_unrecorded > 0 },
+		{ "unwinder_restarts", m->unwinder_restarts, m->unwinder_restarts > 0 },
+		{ "samples_lost_unwinder", m->samples_lost_unwinder, m->unwinder_restarts > 0 },
 		{ "side_band_lost", m->side_band_lost, m->processes_seen > 0 || bpf },
 		{ "lost_stacks", m->lost_stacks, bpf },
 		{ "map_full_samples", m->map_full_samples, bpf },

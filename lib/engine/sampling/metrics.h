@@ -77,6 +77,12 @@ typedef struct SamplingMetrics {
 	 * samples: named only while the process runs.
 	 */
 	uint64_t processes_unrecorded, samples_unrecorded;
+	/*
+	 * The unwinder elsewhere died mid-session and another one went on from
+	 * the backlog: how often, and the samples the dead ones took with them
+	 * (known once the session is done)
+	 */
+	uint64_t unwinder_restarts, samples_lost_unwinder;
 	uint64_t samples_excluded;   /* their samples, counted and thrown away */
 	uint64_t side_band_lost;     /* MMAP2/COMM/FORK/EXIT records the kernel could not write */
 	/* bpf */

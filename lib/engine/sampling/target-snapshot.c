@@ -100,3 +100,51 @@ int target_snapshot_known_process(uint32_t pid, const ProcessMaps *maps,
 		n_tids = 0;
 	return snapshot(pid, maps, tids, n_tids, format, time, out);
 }
+
+/* One process of a table: its current space's code, then its names. */
+static int snapshot_table_process(const TargetProcess *p, const PerfRecordFormat *format,
+				  uint64_t time, PerfSynthRecord *rec, RecordBuffer *out)
+{
+	const ProcessMaps *maps = p->n_spaces > 0 ? p->spaces[p->n_spaces - 1] : NULL;
+	int r = 0;
+
+	for (size_t i = 0; maps && r >= 0 && i < maps->n_mappings; i++) {
+		if (!(maps->mappings[i].prot & PROT_EXEC))
+			continue;
+		r = perf_synth_mmap2(format, p->pid, &maps->mappings[i], time, rec);
+		if (r == -ENAMETOOLONG) {
+			r = 0;
+			continue;
+		}
+		if (r >= 0)
+			r = record_buffer_append(out, &rec->header);
+	}
+	if (r >= 0 && p->comm[0]) {
+		r = perf_synth_comm(format, p->pid, p->pid, p->comm, time, rec);
+		if (r >= 0)
+			r = record_buffer_append(out, &rec->header);
+	}
+	for (size_t i = 0; r >= 0 && i < p->n_threads; i++) {
+		r = perf_synth_comm(format, p->pid, p->threads[i].tid, p->threads[i].comm, time, rec);
+		if (r >= 0)
+			r = record_buffer_append(out, &rec->header);
+	}
+	return r;
+}
+
+int target_snapshot_table(const ProcessTable *table, const PerfRecordFormat *format, uint64_t time,
+			  RecordBuffer *out)
+{
+	_cleanup_free_ PerfSynthRecord *rec = malloc(sizeof(*rec)); /* a few KiB: off the stack */
+	int r = 0;
+
+	if (!rec)
+		return -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < process_table_size(table); i++) {
+		const TargetProcess *p = process_table_at(table, i);
+
+		if (!p->excluded)
+			r = snapshot_table_process(p, format, time, rec, out);
+	}
+	return r;
+}

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "perf-record.h"
-#include "process-maps.h"
+#include "process-table.h"
 
 typedef struct RecordBuffer {
 	uint8_t *data; /* records back to back, each 8-byte aligned and sized by its header */
@@ -34,3 +34,12 @@ int target_snapshot_process(uint32_t pid, const PerfRecordFormat *format, uint64
  */
 int target_snapshot_known_process(uint32_t pid, const ProcessMaps *maps,
 				  const PerfRecordFormat *format, uint64_t time, RecordBuffer *out);
+
+/*
+ * Append the processes of 'table' as its records told them, as of 'time': per
+ * process not excluded, the code mappings of its current address space and
+ * the names of it and its threads. For a consumer that starts over (a new
+ * unwinder after one died) and would otherwise know nothing of what came before.
+ */
+int target_snapshot_table(const ProcessTable *table, const PerfRecordFormat *format, uint64_t time,
+			  RecordBuffer *out);
