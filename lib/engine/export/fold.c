@@ -9,6 +9,7 @@
 #include "array.h"
 #include "cleanup.h"
 #include "id-map.h"
+#include "sorted.h"
 
 Folding *folding_free(Folding *f)
 {
@@ -256,38 +257,7 @@ static int rank_nodes(Folding *f)
 	return 0;
 }
 
-/*
- * LSD radix sort of 64-bit keys, 11-bit digits (the counts fit on the stack and
- * the code stays reentrant); passes where every key has the same digit are
- * skipped, which for small counts and ranks is most of them.
- */
-static void radix_sort(uint64_t *keys, uint64_t *tmp, size_t n)
-{
-	uint64_t *src = keys, *dst = tmp;
-
-	for (int shift = 0; shift < 64; shift += 11) {
-		size_t count[1 << 11] = {}, at = 0;
-		uint64_t *swap;
-
-		for (size_t i = 0; i < n; i++)
-			count[(src[i] >> shift) & 0x7ff]++;
-		if (n == 0 || count[(src[0] >> shift) & 0x7ff] == n)
-			continue;
-		for (size_t d = 0; d < ELEMENTSOF(count); d++) {
-			size_t c = count[d];
-
-			count[d] = at;
-			at += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i] >> shift) & 0x7ff]++] = src[i];
-		swap = src;
-		src = dst;
-		dst = swap;
-	}
-	if (src != keys)
-		memcpy(keys, src, n * sizeof(uint64_t));
-}
+DEFINE_RADIX_SORT(radix_sort, uint64_t, *item)
 
 static int compare_hottest(const void *a, const void *b, void *userdata)
 {
