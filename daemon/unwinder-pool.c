@@ -527,6 +527,12 @@ static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, 
 
 	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0)
 		return 0;
+	/*
+	 * its source goes before its descriptor: the number is free for the next
+	 * unwinder's pidfd at once (a restart), whose watch a later removal by
+	 * number would take away
+	 */
+	h->pid_source = sd_event_source_disable_unref(h->pid_source);
 	h->pidfd = safe_close(h->pidfd);
 	if (info.si_code == CLD_EXITED)
 		snprintf(why, sizeof(why), "exited with status %d", info.si_status);

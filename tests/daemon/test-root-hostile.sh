@@ -128,8 +128,7 @@ new_unwinder_or_ended() {
 # session goes on with a new one, told what came before (the benign process started before
 # the session, so its name and mappings reach the new unwinder only so), and counts what
 # the dead ones took; a session whose unwinder keeps dying fails after a few restarts.
-# (99 Hz: a new unwinder starts cold on the whole machine; at 499 Hz a loaded machine may keep
-# it busy past the timeout, which is a death of its own)
+# (99 Hz: a new unwinder starts cold on the whole machine; less for it to catch up on)
 s=$(start_session 0 99 6000000 2 system b true backend s perf-dwarf)
 [[ -n $s ]] || fail "root's system session did not start"
 wait_until 30 has_unwinder 0 && wait_until 30 sampled "$s" || fail "root's system session did not sample"
@@ -138,7 +137,7 @@ kill_unwinder 2
 	fail "root's system session failed when its unwinder died: $(prop "$s" Error)"
 restarts=$(metric "$s" unwinder_restarts)
 lost=$(metric "$s" samples_lost_unwinder)
-# a cold new unwinder at nice 19 on a loaded machine may be silent past the timeout once more
+# a new unwinder silent past UnwinderTimeoutSec (cold, on a loaded machine) is a death of its own
 ((restarts >= 2)) || fail "unwinder_restarts is '$restarts', not 2 or more"
 [[ $lost =~ ^[0-9]+$ ]] || fail "samples_lost_unwinder is '$lost'"
 "$EXPORT_TO_FD" "$BUS" "$s" folded "$T/out/folded" || fail "cannot export session $s"
