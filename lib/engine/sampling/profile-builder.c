@@ -110,16 +110,19 @@ static int builder_on_sample(ProfileBuilder *b, const PerfSample *sample)
 			return r;
 		maps = sample->weight ? target_process_space(p, space) : p->spaces[p->n_spaces - 1];
 	}
-	r = b->resolve(b->resolve_userdata, sample, maps, b->profile, &stack);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
+	/*
+	 * Even for want of memory: in the sandboxed unwinder that is mostly its
+	 * address-space limit, which the target's files can exhaust. A real
+	 * shortage fails the profile's own allocations below.
+	 */
+	if (b->resolve(b->resolve_userdata, sample, maps, b->profile, &stack) < 0)
 		stack = (SampleStack){ .stack = PROFILE_NONE, .unwind_failed = true };
 	b->stats.unwind_failures += stack.unwind_failed ? n : 0;
 	b->stats.truncated_stacks += stack.truncated ? n : 0;
 
 	if (!sample->weight && sample->time > b->start_mono)
 		t = sample->time - b->start_mono;
+	r = 0;
 	for (uint64_t i = 0; r >= 0 && i < n; i++)
 		r = profile_add_sample(b->profile, sample->tid, t, stack.stack);
 	if (r >= 0 && p)

@@ -42,8 +42,9 @@ void profile_builder_set_start(ProfileBuilder *b, uint64_t start_mono, uint64_t 
 void profile_builder_set_duration(ProfileBuilder *b, uint64_t duration_nanos);
 
 /*
- * Take one record. A sample the resolver fails on is still added, with an
- * empty stack; only running out of memory is an error.
+ * Take one record. A sample the resolver fails on (for want of memory too) is
+ * still added, with an empty stack; only the builder's own allocations
+ * failing is an error.
  */
 int profile_builder_add(ProfileBuilder *b, const PerfRecord *rec);
 
