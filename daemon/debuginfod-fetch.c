@@ -354,11 +354,6 @@ DebuginfodFetch *debuginfod_fetch_free(DebuginfodFetch *f)
 	return NULL;
 }
 
-void debuginfod_fetch_freep(DebuginfodFetch **f)
-{
-	*f = debuginfod_fetch_free(*f);
-}
-
 const TargetFileOpener *debuginfod_fetch_opener(DebuginfodFetch *f)
 {
 	return &f->opener;

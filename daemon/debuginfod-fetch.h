@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "stack-quality.h"
 #include "target-files.h"
 
@@ -47,7 +48,7 @@ int debuginfod_fetch_new(const char *cache_dir, const DebuginfodFetchLimits *lim
 			 DebuginfodFetch **ret);
 /* Abandons the fetch in progress and joins the thread. */
 DebuginfodFetch *debuginfod_fetch_free(DebuginfodFetch *f);
-void debuginfod_fetch_freep(DebuginfodFetch **f);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DebuginfodFetch *, debuginfod_fetch_free);
 
 /* The opener of BUILD_ID requests (TargetFilePolicy.fetch); valid while 'f' lives. */
 const TargetFileOpener *debuginfod_fetch_opener(DebuginfodFetch *f);

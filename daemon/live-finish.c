@@ -25,11 +25,6 @@ LiveFinish *live_finish_free(LiveFinish *f)
 	return NULL;
 }
 
-void live_finish_freep(LiveFinish **f)
-{
-	*f = live_finish_free(*f);
-}
-
 int live_finish_join(LiveFinish *f, Profile *p)
 {
 	int r;

@@ -12,6 +12,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "cleanup.h"
 #include "live-record.h"
 #include "manager-call.h"
 #include "manager.h"
@@ -36,7 +37,7 @@ typedef struct LiveFinish {
 void live_finish_answer(ManagerCall *c, int error);
 /* Frees; a FinishRun still unanswered gets an error (on the loop only). */
 LiveFinish *live_finish_free(LiveFinish *f);
-void live_finish_freep(LiveFinish **f);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LiveFinish *, live_finish_free);
 
 /* Worker: join the samples of 'p' with the spans (labels "stage" and "state", markers). */
 int live_finish_join(LiveFinish *f, Profile *p);

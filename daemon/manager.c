@@ -355,11 +355,6 @@ Manager *manager_free(Manager *m)
 	return NULL;
 }
 
-void manager_freep(Manager **m)
-{
-	manager_free(*m);
-}
-
 int manager_add_session(Manager *m, Session *s)
 {
 	int r;

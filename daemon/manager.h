@@ -14,6 +14,7 @@
 
 #include "access.h"
 #include "budget.h"
+#include "cleanup.h"
 #include "config.h"
 #include "debuginfod-fetch.h"
 #include "export-stream.h"
@@ -22,7 +23,6 @@
 #include "run-store.h"
 #include "stack-sizes.h"
 #include "symbol-cache.h"
-#include "inflated-debug.h"
 #include "symbol-store.h"
 #include "system-prewarm.h"
 #include "unwinder-pool.h"
@@ -81,7 +81,7 @@ typedef struct Manager {
 /* Set up state (state dir, run store, saved sessions); takes over *config. */
 int manager_new(sd_event *event, Config *config, Manager **ret);
 Manager *manager_free(Manager *m);
-void manager_freep(Manager **m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 /* Export the objects on 'bus' and take the bus name. */
 int manager_connect_bus(Manager *m, sd_bus *bus);

@@ -506,11 +506,6 @@ RunStore *run_store_free(RunStore *s)
 	return NULL;
 }
 
-void run_store_freep(RunStore **s)
-{
-	run_store_free(*s);
-}
-
 static int stored_run_new(const RunProfile *p, size_t json_size, uid_t owner, uint64_t seq,
 			  uint64_t finished_usec, StoredRun **ret)
 {

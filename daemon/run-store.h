@@ -24,6 +24,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "cleanup.h"
 #include "record.h"
 
 typedef struct StoredRun {
@@ -59,7 +60,7 @@ typedef struct RunStore RunStore;
  */
 int run_store_new(int dir_fd, const RunStoreLimits *limits, sd_event *event, RunStore **ret);
 RunStore *run_store_free(RunStore *s);
-void run_store_freep(RunStore **s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RunStore *, run_store_free);
 
 /*
  * Called for every file that could not be loaded, with what was wrong and

@@ -35,11 +35,6 @@ FinishJob *finish_job_free(FinishJob *j)
 	return NULL;
 }
 
-void finish_job_freep(FinishJob **j)
-{
-	finish_job_free(*j);
-}
-
 static int fill_profile(int fd, void *userdata)
 {
 	return profile_file_write_fd(userdata, fd);

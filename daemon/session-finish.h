@@ -12,6 +12,7 @@
  * there. Then it gives what the session freed back to the system (malloc_trim).
  */
 
+#include "cleanup.h"
 #include "live-finish.h"
 #include "profile.h"
 #include "record.h"
@@ -43,7 +44,7 @@ typedef struct FinishJob {
 } FinishJob;
 
 FinishJob *finish_job_free(FinishJob *j);
-void finish_job_freep(FinishJob **j);
+DEFINE_TRIVIAL_CLEANUP_FUNC(FinishJob *, finish_job_free);
 
 /* WorkFn: write everything; results in the job. */
 void finish_job_work(void *job);

@@ -61,11 +61,6 @@ Session *session_free(Session *s)
 	return NULL;
 }
 
-void session_freep(Session **s)
-{
-	session_free(*s);
-}
-
 /* An empty session object named 'id' (a fresh one when NULL). */
 static int session_new(Manager *m, const char *id, Session **ret)
 {

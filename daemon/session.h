@@ -23,6 +23,7 @@
 #include <systemd/sd-bus.h>
 
 #include "access.h"
+#include "cleanup.h"
 #include "collector.h"
 #include "manager.h"
 #include "metrics.h"
@@ -106,7 +107,7 @@ int session_start(Manager *m, const CallerCreds *caller, const SessionRequest *r
 		  const char *comm, int pidfd, SamplingTarget *target, Session **ret,
 		  sd_bus_error *error);
 Session *session_free(Session *s);
-void session_freep(Session **s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Session *, session_free);
 
 bool session_is_busy(const Session *s);
 /* Stop sampling when the sender of 'm' leaves the bus (option stop_on_disconnect). */

@@ -198,11 +198,6 @@ StackSizes *stack_sizes_free(StackSizes *s)
 	return NULL;
 }
 
-void stack_sizes_freep(StackSizes **s)
-{
-	stack_sizes_free(*s);
-}
-
 int stack_size_key_of_pid(pid_t pid, uid_t uid, StackSizeKey *ret)
 {
 	char path[64];

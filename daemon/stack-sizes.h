@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cleanup.h"
 #include "symbol-cache.h"
 
 #define STACK_SIZES_FILE "stack-sizes"
@@ -40,7 +41,7 @@ typedef struct StackSizes StackSizes;
  */
 int stack_sizes_new(int state_fd, StackSizes **ret);
 StackSizes *stack_sizes_free(StackSizes *s);
-void stack_sizes_freep(StackSizes **s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(StackSizes *, stack_sizes_free);
 
 /* The key of the program 'pid' runs now (its /proc/PID/exe) for sessions of 'uid'. */
 int stack_size_key_of_pid(pid_t pid, uid_t uid, StackSizeKey *ret);

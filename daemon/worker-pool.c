@@ -157,11 +157,6 @@ WorkerPool *worker_pool_free(WorkerPool *p)
 	return NULL;
 }
 
-void worker_pool_freep(WorkerPool **p)
-{
-	worker_pool_free(*p);
-}
-
 int worker_pool_submit(WorkerPool *p, WorkFn work, WorkDoneFn done, void *userdata)
 {
 	WorkItem *w = calloc(1, sizeof(*w));

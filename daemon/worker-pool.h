@@ -10,6 +10,8 @@
 
 #include <systemd/sd-event.h>
 
+#include "cleanup.h"
+
 typedef struct WorkerPool WorkerPool;
 
 typedef void (*WorkFn)(void *userdata);     /* on a worker thread */
@@ -18,6 +20,6 @@ typedef void (*WorkDoneFn)(void *userdata); /* on the event loop, after WorkFn r
 int worker_pool_new(sd_event *event, unsigned n_threads, WorkerPool **ret);
 /* Finishes queued work, joins the threads, then runs the remaining completions. */
 WorkerPool *worker_pool_free(WorkerPool *p);
-void worker_pool_freep(WorkerPool **p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(WorkerPool *, worker_pool_free);
 
 int worker_pool_submit(WorkerPool *p, WorkFn work, WorkDoneFn done, void *userdata);

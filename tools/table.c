@@ -26,11 +26,6 @@ Table *table_free(Table *t)
 	return NULL;
 }
 
-void table_freep(Table **t)
-{
-	table_free(*t);
-}
-
 int table_add_row(Table *t, const char *const *cells)
 {
 	int r;

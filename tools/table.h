@@ -4,12 +4,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cleanup.h"
+
 /* A text table: a header row and rows of cells, printed with aligned columns. */
 typedef struct Table Table;
 
 int table_new(size_t n_columns, const char *const *headers, Table **ret);
 Table *table_free(Table *t);
-void table_freep(Table **t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Table *, table_free);
 #define _cleanup_table_ __attribute__((cleanup(table_freep)))
 
 /* Copies n_columns cells, control characters as \xNN; NULL cells print as "-". */

@@ -67,18 +67,10 @@ static inline void closep(int *fd)
 }
 #define _cleanup_close_ _cleanup_(closep)
 
-static inline void fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(FILE *, fclose);
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
-static inline void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /* errno as a negative return value, never 0 even when errno was not set. */
 static inline int negative_errno(void)

@@ -149,11 +149,6 @@ Profile *profile_free(Profile *p)
 	return NULL;
 }
 
-void profile_freep(Profile **p)
-{
-	profile_free(*p);
-}
-
 const char *profile_string(const Profile *p, uint32_t id)
 {
 	if (id >= p->n_strings)

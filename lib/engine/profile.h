@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "id-table.h"
 
 #define PROFILE_NONE UINT32_MAX
@@ -132,7 +133,7 @@ typedef struct Profile {
 
 int profile_new(Profile **ret);
 Profile *profile_free(Profile *p);
-void profile_freep(Profile **p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
 #define _cleanup_profile_ __attribute__((cleanup(profile_freep)))
 
 const char *profile_string(const Profile *p, uint32_t id);

@@ -19,11 +19,7 @@
 
 #define SESSION_RUN_VERSION "profd " PROFD_VERSION
 
-static void elf_endp(Elf **e)
-{
-	if (*e)
-		elf_end(*e);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Elf *, elf_end);
 
 int session_run_build_id(pid_t pid, char **ret)
 {

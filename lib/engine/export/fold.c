@@ -29,11 +29,6 @@ Folding *folding_free(Folding *f)
 	return NULL;
 }
 
-void folding_freep(Folding **f)
-{
-	folding_free(*f);
-}
-
 uint32_t fold_node_path(const Folding *f, uint32_t node, uint32_t *ret_path)
 {
 	uint32_t depth = f->nodes[node].depth;

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "profile.h"
 
 typedef struct FoldNode {
@@ -78,7 +79,7 @@ typedef struct Folding {
 /* -ENOMEM, or -E2BIG beyond 2^32 - 1 samples. */
 int fold_profile(const Profile *p, Folding **ret);
 Folding *folding_free(Folding *f);
-void folding_freep(Folding **f);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Folding *, folding_free);
 
 /* Fill ret_path[0..depth) with the name nodes from the root to 'node'; returns depth. */
 uint32_t fold_node_path(const Folding *f, uint32_t node, uint32_t *ret_path);

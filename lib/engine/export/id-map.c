@@ -63,11 +63,6 @@ IdMap *id_map_free(IdMap *m)
 	return NULL;
 }
 
-void id_map_freep(IdMap **m)
-{
-	id_map_free(*m);
-}
-
 int id_map_intern(IdMap *m, uint64_t key, uint32_t *ret_id, bool *ret_new)
 {
 	uint32_t slot, id = m->table.count;

@@ -10,11 +10,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cleanup.h"
+
 typedef struct IdMap IdMap;
 
 int id_map_new(uint32_t expected, IdMap **ret);
 IdMap *id_map_free(IdMap *m);
-void id_map_freep(IdMap **m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(IdMap *, id_map_free);
 
 /* Id of 'key', added with the next dense id when new; *ret_new says which. */
 int id_map_intern(IdMap *m, uint64_t key, uint32_t *ret_id, bool *ret_new);

@@ -44,11 +44,6 @@ SpanLog *span_log_free(SpanLog *log)
 	return NULL;
 }
 
-void span_log_freep(SpanLog **log)
-{
-	*log = span_log_free(*log);
-}
-
 SpanRingReader *span_ring_reader_free(SpanRingReader *r)
 {
 	if (!r)
@@ -59,11 +54,6 @@ SpanRingReader *span_ring_reader_free(SpanRingReader *r)
 	span_log_free(r->log);
 	free(r);
 	return NULL;
-}
-
-void span_ring_reader_freep(SpanRingReader **r)
-{
-	*r = span_ring_reader_free(*r);
 }
 
 /* A memfd of 'size' bytes holding a fresh ring header, sealed against resizing. */

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "record.h"
 #include "span-ring.h"
 
@@ -54,7 +55,7 @@ typedef struct SpanLog {
 } SpanLog;
 
 SpanLog *span_log_free(SpanLog *log);
-void span_log_freep(SpanLog **log);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SpanLog *, span_log_free);
 
 /* The program's thread id -> profd's: 0 when it is not a thread of the program, SPAN_TID_LATER when that cannot be told yet (asked again at a later drain). */
 typedef uint32_t (*SpanTidMapFn)(void *userdata, uint32_t tid);
@@ -82,7 +83,7 @@ typedef struct SpanRingReader SpanRingReader;
  */
 int span_ring_reader_new(const SpanRingReaderOptions *o, int *ret_memfd, SpanRingReader **ret);
 SpanRingReader *span_ring_reader_free(SpanRingReader *r);
-void span_ring_reader_freep(SpanRingReader **r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SpanRingReader *, span_ring_reader_free);
 #define _cleanup_span_ring_reader_ __attribute__((cleanup(span_ring_reader_freep)))
 
 /* Read what the program wrote since the last drain; 'now_ns' is CLOCK_MONOTONIC now. */

@@ -51,11 +51,6 @@ void process_maps_reset(ProcessMaps *m)
 	m->generation = next_generation();
 }
 
-void process_maps_freep(ProcessMaps **m)
-{
-	process_maps_free(*m);
-}
-
 static int maps_reserve(ProcessMaps *m, size_t extra)
 {
 	return ARRAY_RESERVE(m->mappings, m->n_allocated, m->n_mappings + extra, 64);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
+
 typedef struct ProcessMapping {
 	uint64_t start, end; /* [start, end) */
 	uint64_t pgoff;      /* file offset of start */
@@ -36,7 +38,7 @@ int process_maps_new(uint32_t pid, ProcessMaps **ret);
 /* A copy of 'from' for process 'pid' (a forked child starts with its parent's mappings). */
 int process_maps_clone(const ProcessMaps *from, uint32_t pid, ProcessMaps **ret);
 ProcessMaps *process_maps_free(ProcessMaps *m);
-void process_maps_freep(ProcessMaps **m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessMaps *, process_maps_free);
 /* Forget every mapping (the target called exec); bumps the generation. */
 void process_maps_reset(ProcessMaps *m);
 /* Insert a mapping, replacing whatever overlapped it (as mmap does). */

@@ -44,11 +44,6 @@ ProcessTable *process_table_free(ProcessTable *t)
 	return NULL;
 }
 
-void process_table_freep(ProcessTable **t)
-{
-	process_table_free(*t);
-}
-
 int process_table_new(ProcessTable **ret)
 {
 	ProcessTable *t = calloc(1, sizeof(*t));

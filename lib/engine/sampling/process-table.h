@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "perf-record.h"
 #include "process-maps.h"
 
@@ -45,7 +46,7 @@ typedef struct ProcessTable ProcessTable;
 
 int process_table_new(ProcessTable **ret);
 ProcessTable *process_table_free(ProcessTable *t);
-void process_table_freep(ProcessTable **t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessTable *, process_table_free);
 void process_table_set_admit(ProcessTable *t, ProcessAdmitFn fn, void *userdata);
 
 /* The process, or NULL when the table has not met it. */

@@ -31,11 +31,6 @@ ProfileBuilder *profile_builder_free(ProfileBuilder *b)
 	return NULL;
 }
 
-void profile_builder_freep(ProfileBuilder **b)
-{
-	profile_builder_free(*b);
-}
-
 int profile_builder_new(uint32_t pid, uint64_t period_nanos, SampleResolveFn resolve,
 			void *resolve_userdata, ProfileBuilder **ret)
 {

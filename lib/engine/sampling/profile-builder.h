@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "perf-record.h"
 #include "process-maps.h"
 #include "process-table.h"
@@ -34,7 +35,7 @@ typedef struct ProfileBuilderStats {
 int profile_builder_new(uint32_t pid, uint64_t period_nanos, SampleResolveFn resolve,
 			void *resolve_userdata, ProfileBuilder **ret);
 ProfileBuilder *profile_builder_free(ProfileBuilder *b);
-void profile_builder_freep(ProfileBuilder **b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProfileBuilder *, profile_builder_free);
 
 /* Where the window starts: sample times become offsets from 'start_mono'. */
 void profile_builder_set_start(ProfileBuilder *b, uint64_t start_mono, uint64_t start_unix);

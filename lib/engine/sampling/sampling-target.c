@@ -49,11 +49,6 @@ int sampling_target_set_unit(SamplingTarget *t, const char *unit)
 	return 0;
 }
 
-void sampling_target_freep(SamplingTarget **t)
-{
-	sampling_target_free(*t);
-}
-
 static int target_alloc(SamplingTargetKind kind, SamplingTarget **ret)
 {
 	SamplingTarget *t = calloc(1, sizeof(*t));

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cleanup.h"
+
 typedef enum SamplingTargetKind {
 	SAMPLING_TARGET_PID,
 	SAMPLING_TARGET_CGROUP,
@@ -42,7 +44,7 @@ int sampling_target_new_system(const pid_t *excluded, size_t n_excluded, Samplin
 SamplingTarget *sampling_target_free(SamplingTarget *t);
 /* A cgroup target is a systemd unit's: described and recorded as the unit. */
 int sampling_target_set_unit(SamplingTarget *t, const char *unit);
-void sampling_target_freep(SamplingTarget **t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SamplingTarget *, sampling_target_free);
 
 /* "pid:N", "cgroup:PATH", "unit:NAME" or "system"; free() the result. */
 int sampling_target_describe(const SamplingTarget *t, char **ret);

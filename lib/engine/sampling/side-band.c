@@ -54,11 +54,6 @@ SideBand *side_band_free(SideBand *sb)
 	return NULL;
 }
 
-void side_band_freep(SideBand **sb)
-{
-	side_band_free(*sb);
-}
-
 static int open_cpu(int cpu, int cgroup_fd, size_t ring_bytes, SideBandCpu *ret)
 {
 	struct perf_event_attr attr = {

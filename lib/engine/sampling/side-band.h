@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "perf-record.h"
 #include "session-timers.h"
 
@@ -28,7 +29,7 @@ typedef struct SideBand SideBand;
 /* 'cgroup_fd' < 0: every process; else the tasks of that cgroup2 directory and below. */
 int side_band_open(int cgroup_fd, size_t ring_bytes, SideBand **ret);
 SideBand *side_band_free(SideBand *sb);
-void side_band_freep(SideBand **sb);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SideBand *, side_band_free);
 
 /* Watch every ring (readable at half full) as 'source' of 'timers'. */
 int side_band_watch(SideBand *sb, SessionTimers *timers, unsigned source);

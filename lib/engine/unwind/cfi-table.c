@@ -65,11 +65,6 @@ CfiTable *cfi_table_free(CfiTable *t)
 	return NULL;
 }
 
-void cfi_table_freep(CfiTable **t)
-{
-	cfi_table_free(*t);
-}
-
 const CfiRule *cfi_table_lookup(const CfiTable *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->n_rows;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "byte-reader.h"
+#include "cleanup.h"
 
 typedef enum CfiCfa {
 	CFI_CFA_LIBDW, /* nothing this table can express: ask libdw */
@@ -59,7 +60,7 @@ typedef struct CfiTable CfiTable;
  */
 int cfi_table_build(Dwfl_Module *mod, CfiTable **ret);
 CfiTable *cfi_table_free(CfiTable *t);
-void cfi_table_freep(CfiTable **t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(CfiTable *, cfi_table_free);
 
 /* The rule at ELF address 'addr' (absolute - the module's bias); never NULL. */
 const CfiRule *cfi_table_lookup(const CfiTable *t, uint64_t addr);

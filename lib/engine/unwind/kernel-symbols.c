@@ -158,8 +158,6 @@ KernelSymbols *kernel_symbols_free(KernelSymbols *k)
 	return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(KernelSymbols *, kernel_symbols_free);
-
 /* pread exactly 'size' bytes at 'offset'; -EBADMSG when the file ends first. */
 static int pread_all(int fd, void *buf, size_t size, uint64_t offset)
 {

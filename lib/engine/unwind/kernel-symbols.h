@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "target-files.h"
 
 typedef struct KernelSymbols KernelSymbols;
@@ -30,6 +31,7 @@ int kernel_symbols_write_table(const KernelSymbols *k, int fd);
 /* The running kernel's: /proc/kallsyms and /sys/kernel/notes through 'files'. */
 int kernel_symbols_load_running(const TargetFileOpener *files, KernelSymbols **ret);
 KernelSymbols *kernel_symbols_free(KernelSymbols *k);
+DEFINE_TRIVIAL_CLEANUP_FUNC(KernelSymbols *, kernel_symbols_free);
 
 /*
  * The symbol covering 'addr' (the nearest one at or below it, within the

@@ -17,8 +17,6 @@
 #include "io-util.h"
 #include "kernel-symbols.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(KernelSymbols *, kernel_symbols_free);
-
 struct KernelTable {
 	pthread_mutex_t lock;
 	const SymbolCacheStore *store;
@@ -180,11 +178,6 @@ KernelTable *kernel_table_free(KernelTable *t)
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 	return NULL;
-}
-
-void kernel_table_freep(KernelTable **t)
-{
-	kernel_table_free(*t);
 }
 
 int kernel_table_open(KernelTable *t)

@@ -14,6 +14,7 @@
  * cache). Thread-safe.
  */
 
+#include "cleanup.h"
 #include "symbol-cache.h"
 
 typedef struct KernelTable KernelTable;
@@ -21,7 +22,7 @@ typedef struct KernelTable KernelTable;
 /* Reads nothing yet; 'store' (NULL: none; borrowed, outlives the table) keeps it across runs. */
 int kernel_table_new(const SymbolCacheStore *store, KernelTable **ret);
 KernelTable *kernel_table_free(KernelTable *t);
-void kernel_table_freep(KernelTable **t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(KernelTable *, kernel_table_free);
 
 /*
  * A new read-only descriptor of the table (the caller's), current with the

@@ -48,11 +48,6 @@ ModuleNaming *module_naming_free(ModuleNaming *n)
 	return NULL;
 }
 
-void module_naming_freep(ModuleNaming **n)
-{
-	module_naming_free(*n);
-}
-
 /* The debug sections libdw holds, inflated. */
 static size_t debug_bytes(Dwarf *dw)
 {

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "address-space.h"
+#include "cleanup.h"
 
 typedef struct ModuleNaming ModuleNaming;
 
@@ -28,7 +29,7 @@ typedef struct ModuleNaming ModuleNaming;
  */
 int module_naming_new(const ModuleInfo *info, ModuleNaming **ret);
 ModuleNaming *module_naming_free(ModuleNaming *n);
-void module_naming_freep(ModuleNaming **n);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ModuleNaming *, module_naming_free);
 
 /* What its libdw copies hold (the debug sections, inflated). */
 size_t module_naming_bytes(const ModuleNaming *n);

@@ -57,11 +57,6 @@ ProcessResolvers *process_resolvers_free(ProcessResolvers *r)
 	return NULL;
 }
 
-void process_resolvers_freep(ProcessResolvers **r)
-{
-	process_resolvers_free(*r);
-}
-
 int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers **ret)
 {
 	_cleanup_(process_resolvers_freep) ProcessResolvers *r = calloc(1, sizeof(*r));

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "perf-sample.h"
 #include "process-maps.h"
 #include "profile.h"
@@ -26,7 +27,7 @@ typedef struct ProcessResolvers ProcessResolvers;
 /* 'options' as for stack_resolver_new(); ns_pid must be 0 (each process has its own). */
 int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers **ret);
 ProcessResolvers *process_resolvers_free(ProcessResolvers *r);
-void process_resolvers_freep(ProcessResolvers **r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProcessResolvers *, process_resolvers_free);
 
 /* SampleResolveFn; 'userdata' is the ProcessResolvers, 'maps' the address space of sample->pid. */
 int process_resolvers_resolve(void *userdata, const PerfSample *sample, const ProcessMaps *maps,

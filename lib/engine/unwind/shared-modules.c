@@ -41,11 +41,6 @@ SharedModules *shared_modules_free(SharedModules *m)
 	return NULL;
 }
 
-void shared_modules_freep(SharedModules **m)
-{
-	shared_modules_free(*m);
-}
-
 int shared_modules_new(const TargetFileOpener *files, SymbolCache *cache, uint32_t owner,
 		       SharedModules **ret)
 {

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "stack-resolver.h"
 
 typedef struct SharedModules SharedModules;
@@ -21,7 +22,7 @@ typedef struct SharedModules SharedModules;
 int shared_modules_new(const TargetFileOpener *files, SymbolCache *cache, uint32_t owner,
 		       SharedModules **ret);
 SharedModules *shared_modules_free(SharedModules *m);
-void shared_modules_freep(SharedModules **m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(SharedModules *, shared_modules_free);
 
 /* ModuleFinder.find; 'userdata' is the SharedModules. */
 Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64_t addr,

@@ -63,11 +63,6 @@ StackQuality *stack_quality_free(StackQuality *q)
 	return NULL;
 }
 
-void stack_quality_freep(StackQuality **q)
-{
-	stack_quality_free(*q);
-}
-
 /*
  * A file's name is any bytes; a report holds UTF-8 without control characters
  * (C1 included: U+009B is a terminal's CSI), so that it can be JSON, be shown

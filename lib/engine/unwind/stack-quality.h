@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cleanup.h"
 #include "hybrid-unwind.h"
 #include "profile.h"
 
@@ -35,7 +36,7 @@ typedef struct StackQuality StackQuality;
 
 int stack_quality_new(StackQuality **ret);
 StackQuality *stack_quality_free(StackQuality *q);
-void stack_quality_freep(StackQuality **q);
+DEFINE_TRIVIAL_CLEANUP_FUNC(StackQuality *, stack_quality_free);
 
 /* The target's executable: its name picks the hint for JIT code without a map. */
 int stack_quality_set_executable(StackQuality *q, const char *path);

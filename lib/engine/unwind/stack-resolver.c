@@ -96,11 +96,6 @@ StackResolver *stack_resolver_free(StackResolver *r)
 	return NULL;
 }
 
-void stack_resolver_freep(StackResolver **r)
-{
-	stack_resolver_free(*r);
-}
-
 int stack_resolver_new(const StackResolverOptions *options, StackResolver **ret)
 {
 	_cleanup_(stack_resolver_freep) StackResolver *r = calloc(1, sizeof(*r));

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "address-space.h"
+#include "cleanup.h"
 #include "perf-sample.h"
 #include "process-maps.h"
 #include "profile.h"
@@ -67,7 +68,7 @@ typedef struct StackResolver StackResolver;
 
 int stack_resolver_new(const StackResolverOptions *options, StackResolver **ret);
 StackResolver *stack_resolver_free(StackResolver *r);
-void stack_resolver_freep(StackResolver **r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(StackResolver *, stack_resolver_free);
 
 /*
  * SampleResolveFn; 'userdata' is the StackResolver. A resolver serves one
