@@ -2,6 +2,7 @@
 #include "metrics.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,116 +36,194 @@ double sampling_metrics_fidelity(const SamplingMetrics *m)
 	return (double)m->samples_captured / (double)offered;
 }
 
-/* jansson integers are signed 64-bit; every u64 is kept exact (a saturated request is 2^64-1) */
-static json_t *json_u64(uint64_t v)
-{
-	return json_u64_new(v);
-}
+/*
+ * The `metrics` export, one row a member in the order written. A member is
+ * written always, or only where it applies (targets beyond one pid, the bpf
+ * backend, a restarted unwinder).
+ */
+typedef enum MetricType {
+	METRIC_U64,          /* exact, above INT64_MAX too (a saturated request is 2^64-1) */
+	METRIC_U32,
+	METRIC_BOOL,
+	METRIC_NOT_BOOL,     /* the field negated: "timeline" is !untimed */
+	METRIC_STRING,       /* null when NULL */
+	METRIC_STRING_IF_SET, /* left out when NULL */
+	METRIC_DERIVED,      /* a ratio computed from other fields */
+} MetricType;
 
-static json_t *json_string_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
+typedef enum MetricShown {
+	SHOWN_ALWAYS,
+	SHOWN_PROCESSES,     /* a target of several processes: processes_seen > 0 */
+	SHOWN_UNRECORDED,    /* processes_unrecorded > 0 */
+	SHOWN_RESTARTS,      /* unwinder_restarts > 0 */
+	SHOWN_SIDE_BAND,     /* several processes, or the bpf backend */
+	SHOWN_BPF,
+} MetricShown;
 
-/* Targets beyond one pid and the bpf backend: present when they apply. */
-static int add_target_fields(json_t *o, const SamplingMetrics *m)
+typedef struct MetricField {
+	const char *name;
+	MetricType type;
+	MetricShown shown;
+	size_t offset;       /* in SamplingMetrics; unused for METRIC_DERIVED */
+	double (*derived)(const SamplingMetrics *m);
+} MetricField;
+
+#define FIELD(type, shown, name) { #name, type, shown, offsetof(SamplingMetrics, name), NULL }
+#define U64(name) FIELD(METRIC_U64, SHOWN_ALWAYS, name)
+#define U32(name) FIELD(METRIC_U32, SHOWN_ALWAYS, name)
+#define BOOL(name) FIELD(METRIC_BOOL, SHOWN_ALWAYS, name)
+#define STRING(name) FIELD(METRIC_STRING, SHOWN_ALWAYS, name)
+#define DERIVED(name) { #name, METRIC_DERIVED, SHOWN_ALWAYS, 0, sampling_metrics_##name }
+#define U64_WHEN(shown, name) FIELD(METRIC_U64, shown, name)
+
+static const MetricField metric_fields[] = {
+	U64(samples_captured),
+	U64(samples_dropped),
+	U64(threads_seen),
+	U64(threads_at_start),
+	U64(pause_nanos),
+	U64(duration_nanos),
+	U32(hz),
+	BOOL(clamped),
+	BOOL(buffer_full),
+	DERIVED(thread_coverage),
+	DERIVED(overhead_ratio),
+	DERIVED(fidelity),
+	U32(requested_hz),
+	U64(requested_duration_nanos),
+	U64(effective_duration_nanos),
+	U64(period_nanos),
+	U64(start_unix_nanos),
+	STRING(backend),
+	STRING(event),
+	STRING(end_reason),
+	U32(stack_bytes),
+	U64(ring_capacity),
+	U64(ring_bytes),
+	U64(collector_cpu_nanos),
+	U64(unwind_failures),
+	U64(truncated_stacks),
+	U64(lost_records),
+	U64(lost_samples),
+	U64(throttle_events),
+	U64(unthrottle_events),
+	U64(throttled_samples),
+	U64(pause_nanos_per_sample),
+	STRING(pause_nanos_method),
+	/* the collector's backlog */
+	U64(backlog_dropped),
+	U64(records_dropped),
+	U64(backlog_bytes),
+	U64(backlog_peak_bytes),
+	U64(samples_after_cutoff),
+	U64(consumer_throttled_nanos),
+	U64(threads_peak),
+	U32(requested_stack_bytes),
+	U32(stack_bytes_needed),
+	/* the target and the backend */
+	FIELD(METRIC_STRING_IF_SET, SHOWN_ALWAYS, target),
+	FIELD(METRIC_STRING_IF_SET, SHOWN_ALWAYS, backend_reason),
+	{ "timeline", METRIC_NOT_BOOL, SHOWN_ALWAYS, offsetof(SamplingMetrics, untimed), NULL },
+	U64_WHEN(SHOWN_PROCESSES, processes_seen),
+	U64_WHEN(SHOWN_PROCESSES, processes_excluded),
+	U64_WHEN(SHOWN_PROCESSES, samples_excluded),
+	U64_WHEN(SHOWN_UNRECORDED, processes_unrecorded),
+	U64_WHEN(SHOWN_UNRECORDED, samples_unrecorded),
+	U64_WHEN(SHOWN_RESTARTS, unwinder_restarts),
+	U64_WHEN(SHOWN_RESTARTS, samples_lost_unwinder),
+	U64_WHEN(SHOWN_SIDE_BAND, side_band_lost),
+	U64_WHEN(SHOWN_BPF, lost_stacks),
+	U64_WHEN(SHOWN_BPF, map_full_samples),
+	U64_WHEN(SHOWN_BPF, exec_errors),
+	U64_WHEN(SHOWN_BPF, aggregated_buckets),
+	U64_WHEN(SHOWN_BPF, bpf_program_runs),
+	U64_WHEN(SHOWN_BPF, bpf_program_nanos),
+	U64_WHEN(SHOWN_BPF, bpf_setup_cpu_nanos),
+	U64_WHEN(SHOWN_BPF, bpf_naming_cpu_nanos),
+};
+
+static bool metric_shown(const SamplingMetrics *m, MetricShown shown)
 {
 	bool bpf = m->backend && strcmp(m->backend, "bpf") == 0;
-	const struct {
-		const char *name;
-		uint64_t value;
-		bool shown;
-	} counters[] = {
-		{ "processes_seen", m->processes_seen, m->processes_seen > 0 },
-		{ "processes_excluded", m->processes_excluded, m->processes_seen > 0 },
-		{ "samples_excluded", m->samples_excluded, m->processes_seen > 0 },
-		{ "processes_unrecorded", m->processes_unrecorded, m->processes_unrecorded > 0 },
-		{ "samples_unrecorded", m->samples_unrecorded, m->processes_unrecorded > 0 },
-		{ "unwinder_restarts", m->unwinder_restarts, m->unwinder_restarts > 0 },
-		{ "samples_lost_unwinder", m->samples_lost_unwinder, m->unwinder_restarts > 0 },
-		{ "side_band_lost", m->side_band_lost, m->processes_seen > 0 || bpf },
-		{ "lost_stacks", m->lost_stacks, bpf },
-		{ "map_full_samples", m->map_full_samples, bpf },
-		{ "exec_errors", m->exec_errors, bpf },
-		{ "aggregated_buckets", m->aggregated_buckets, bpf },
-		{ "bpf_program_runs", m->bpf_program_runs, bpf },
-		{ "bpf_program_nanos", m->bpf_program_nanos, bpf },
-		{ "bpf_setup_cpu_nanos", m->bpf_setup_cpu_nanos, bpf },
-		{ "bpf_naming_cpu_nanos", m->bpf_naming_cpu_nanos, bpf },
-	};
-	int r = 0;
 
-	if (m->target)
-		r |= json_object_set_new(o, "target", json_string(m->target));
-	if (m->backend_reason)
-		r |= json_object_set_new(o, "backend_reason", json_string(m->backend_reason));
-	r |= json_object_set_new(o, "timeline", json_boolean(!m->untimed));
-	for (size_t i = 0; i < ELEMENTSOF(counters); i++)
-		if (counters[i].shown)
-			r |= json_object_set_new(o, counters[i].name, json_u64(counters[i].value));
-	return r ? -ENOMEM : 0;
+	switch (shown) {
+	case SHOWN_ALWAYS:
+		return true;
+	case SHOWN_PROCESSES:
+		return m->processes_seen > 0;
+	case SHOWN_UNRECORDED:
+		return m->processes_unrecorded > 0;
+	case SHOWN_RESTARTS:
+		return m->unwinder_restarts > 0;
+	case SHOWN_SIDE_BAND:
+		return m->processes_seen > 0 || bpf;
+	case SHOWN_BPF:
+		return bpf;
+	}
+	return false;
+}
+
+/* The member's value in *ret, NULL where it is left out. */
+static int metric_value(const SamplingMetrics *m, const MetricField *f, json_t **ret)
+{
+	const void *at = (const uint8_t *)m + f->offset;
+	const char *s;
+	json_t *v = NULL;
+
+	switch (f->type) {
+	case METRIC_U64:
+		v = json_u64_new(*(const uint64_t *)at);
+		break;
+	case METRIC_U32:
+		v = json_integer(*(const uint32_t *)at);
+		break;
+	case METRIC_BOOL:
+		v = json_boolean(*(const bool *)at);
+		break;
+	case METRIC_NOT_BOOL:
+		v = json_boolean(!*(const bool *)at);
+		break;
+	case METRIC_STRING:
+		s = *(const char *const *)at;
+		v = s ? json_string(s) : json_null();
+		break;
+	case METRIC_STRING_IF_SET:
+		s = *(const char *const *)at;
+		if (!s) {
+			*ret = NULL;
+			return 0;
+		}
+		v = json_string(s);
+		break;
+	case METRIC_DERIVED:
+		v = json_real(f->derived(m));
+		break;
+	}
+	if (!v)
+		return -ENOMEM;
+	*ret = v;
+	return 0;
 }
 
 int sampling_metrics_to_json(const SamplingMetrics *m, json_t **ret)
 {
-	_cleanup_(json_decrefp) json_t *o = NULL;
-	int r;
+	_cleanup_(json_decrefp) json_t *o = json_object();
 
-	o = json_pack_ex(NULL, JSON_STRICT,
-		"{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b,"
-		" s:f, s:f, s:f,"
-		" s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o,"
-		" s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-		"samples_captured", json_u64(m->samples_captured),
-		"samples_dropped", json_u64(m->samples_dropped),
-		"threads_seen", json_u64(m->threads_seen),
-		"threads_at_start", json_u64(m->threads_at_start),
-		"pause_nanos", json_u64(m->pause_nanos),
-		"duration_nanos", json_u64(m->duration_nanos),
-		"hz", (json_int_t)m->hz,
-		"clamped", m->clamped,
-		"buffer_full", m->buffer_full,
-		"thread_coverage", sampling_metrics_thread_coverage(m),
-		"overhead_ratio", sampling_metrics_overhead_ratio(m),
-		"fidelity", sampling_metrics_fidelity(m),
-		"requested_hz", (json_int_t)m->requested_hz,
-		"requested_duration_nanos", json_u64(m->requested_duration_nanos),
-		"effective_duration_nanos", json_u64(m->effective_duration_nanos),
-		"period_nanos", json_u64(m->period_nanos),
-		"start_unix_nanos", json_u64(m->start_unix_nanos),
-		"backend", json_string_or_null(m->backend),
-		"event", json_string_or_null(m->event),
-		"end_reason", json_string_or_null(m->end_reason),
-		"stack_bytes", (json_int_t)m->stack_bytes,
-		"ring_capacity", json_u64(m->ring_capacity),
-		"ring_bytes", json_u64(m->ring_bytes),
-		"collector_cpu_nanos", json_u64(m->collector_cpu_nanos),
-		"unwind_failures", json_u64(m->unwind_failures),
-		"truncated_stacks", json_u64(m->truncated_stacks),
-		"lost_records", json_u64(m->lost_records),
-		"lost_samples", json_u64(m->lost_samples),
-		"throttle_events", json_u64(m->throttle_events),
-		"unthrottle_events", json_u64(m->unthrottle_events),
-		"throttled_samples", json_u64(m->throttled_samples),
-		"pause_nanos_per_sample", json_u64(m->pause_nanos_per_sample),
-		"pause_nanos_method", json_string_or_null(m->pause_nanos_method));
 	if (!o)
 		return -ENOMEM;
-	/* the collector's backlog (json_pack takes only so many arguments) */
-	if (json_object_set_new(o, "backlog_dropped", json_u64(m->backlog_dropped)) < 0 ||
-	    json_object_set_new(o, "records_dropped", json_u64(m->records_dropped)) < 0 ||
-	    json_object_set_new(o, "backlog_bytes", json_u64(m->backlog_bytes)) < 0 ||
-	    json_object_set_new(o, "backlog_peak_bytes", json_u64(m->backlog_peak_bytes)) < 0 ||
-	    json_object_set_new(o, "samples_after_cutoff", json_u64(m->samples_after_cutoff)) < 0 ||
-	    json_object_set_new(o, "consumer_throttled_nanos",
-				json_u64(m->consumer_throttled_nanos)) < 0 ||
-	    json_object_set_new(o, "threads_peak", json_u64(m->threads_peak)) < 0 ||
-	    json_object_set_new(o, "requested_stack_bytes", json_integer(m->requested_stack_bytes)) < 0 ||
-	    json_object_set_new(o, "stack_bytes_needed", json_integer(m->stack_bytes_needed)) < 0)
-		return -ENOMEM;
-	r = add_target_fields(o, m);
-	if (r < 0)
-		return r;
+	for (size_t i = 0; i < ELEMENTSOF(metric_fields); i++) {
+		const MetricField *f = &metric_fields[i];
+		json_t *v;
+		int r;
+
+		if (!metric_shown(m, f->shown))
+			continue;
+		r = metric_value(m, f, &v);
+		if (r < 0)
+			return r;
+		if (v && json_object_set_new(o, f->name, v) < 0)
+			return -ENOMEM;
+	}
 	*ret = TAKE_PTR(o);
 	return 0;
 }
