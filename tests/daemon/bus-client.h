@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <systemd/sd-bus.h>
 
 /* A client connection to the test's private bus at 'address', file descriptors allowed. */
@@ -24,4 +26,18 @@ static inline int bus_client_open(const char *address, sd_bus **ret)
 	}
 	*ret = bus;
 	return 0;
+}
+
+/*
+ * A tool's start: exactly 'n_args' arguments (else its usage, "NAME ARGS...", on stderr and
+ * exit status 2), the first the address of the bus it connects to.
+ */
+static inline int bus_client_open_args(int argc, char **argv, int n_args, const char *usage,
+				       sd_bus **ret)
+{
+	if (argc != n_args + 1) {
+		fprintf(stderr, "usage: %s\n", usage);
+		exit(2);
+	}
+	return bus_client_open(argv[1], ret);
 }

@@ -41,11 +41,7 @@ int main(int argc, char **argv)
 	unsigned long answered = 0, refused = 0;
 	int r;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: call-until-gone ADDRESS RUN_ID\n");
-		return 2;
-	}
-	r = bus_client_open(argv[1], &bus);
+	r = bus_client_open_args(argc, argv, 2, "call-until-gone ADDRESS RUN_ID", &bus);
 	if (r < 0) {
 		fprintf(stderr, "call-until-gone: cannot connect to '%s': %s\n", argv[1], strerror(-r));
 		return 1;

@@ -18,11 +18,7 @@ int main(int argc, char **argv)
 	sd_bus *bus = NULL;
 	int r;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: export-fd3 ADDRESS SESSION_PATH FORMAT\n");
-		return 2;
-	}
-	r = bus_client_open(argv[1], &bus);
+	r = bus_client_open_args(argc, argv, 3, "export-fd3 ADDRESS SESSION_PATH FORMAT", &bus);
 	if (r >= 0)
 		r = sd_bus_call_method(bus, "org.profd.Profiler1", argv[2], "org.profd.Profiler1.Session",
 				       "ExportToFd", &error, NULL, "sh", argv[3], 3);

@@ -20,11 +20,7 @@ int main(int argc, char **argv)
 	sd_bus *bus = NULL;
 	int r;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: hold-session ADDRESS PID DURATION_USEC\n");
-		return 2;
-	}
-	r = bus_client_open(argv[1], &bus);
+	r = bus_client_open_args(argc, argv, 3, "hold-session ADDRESS PID DURATION_USEC", &bus);
 	if (r >= 0)
 		r = sd_bus_call_method(bus, "org.profd.Profiler1", "/org/profd/Profiler1",
 				       "org.profd.Profiler1.Manager", "StartSession", &error, &reply,

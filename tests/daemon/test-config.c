@@ -22,6 +22,20 @@ static int load_text(const char *text, Config *c, unsigned *line, char **key)
 	return config_load(c, path, true, line, key);
 }
 
+/* One-line configs and how each is refused. */
+static const struct {
+	const char *text;
+	int error, or_error; /* the refusal expected, or either of two; 0: any */
+	unsigned line;       /* the line blamed; 0: not checked */
+} refusals[] = {
+	{ "SymbolCacheMaxBytes=1000\n", -ERANGE, 0, 0 }, /* below 1 MiB */
+	{ "MaxSessions=0\n", -ERANGE, 0, 1 },
+	{ "MaxHz=12x\n", -EINVAL, 0, 0 },
+	{ "MaxHz=-1\n", -EINVAL, -ERANGE, 0 },
+	{ "just words\n", -EINVAL, 0, 1 }, /* a line without '=' */
+	{ "StateDirectory=relative/dir\n", 0, 0, 0 },
+};
+
 int main(void)
 {
 	Config c;
@@ -72,41 +86,16 @@ int main(void)
 	key = NULL;
 	config_done(&c);
 
-	r = load_text("SymbolCacheMaxBytes=1000\n", &c, &line, &key);
-	CHECK(r == -ERANGE, "SymbolCacheMaxBytes below 1 MiB: r=%d", r);
-	free(key);
-	key = NULL;
-	config_done(&c);
-
-	r = load_text("MaxSessions=0\n", &c, &line, &key);
-	CHECK(r == -ERANGE && line == 1, "MaxSessions=0: r=%d line=%u", r, line);
-	free(key);
-	key = NULL;
-	config_done(&c);
-
-	r = load_text("MaxHz=12x\n", &c, &line, &key);
-	CHECK(r == -EINVAL, "MaxHz=12x: r=%d", r);
-	free(key);
-	key = NULL;
-	config_done(&c);
-
-	r = load_text("MaxHz=-1\n", &c, &line, &key);
-	CHECK(r == -EINVAL || r == -ERANGE, "MaxHz=-1 accepted: r=%d", r);
-	free(key);
-	key = NULL;
-	config_done(&c);
-
-	r = load_text("just words\n", &c, &line, &key);
-	CHECK(r == -EINVAL && line == 1, "a line without '=': r=%d", r);
-	free(key);
-	key = NULL;
-	config_done(&c);
-
-	r = load_text("StateDirectory=relative/dir\n", &c, &line, &key);
-	CHECK(r < 0, "a relative StateDirectory was accepted");
-	free(key);
-	key = NULL;
-	config_done(&c);
+	for (size_t i = 0; i < ELEMENTSOF(refusals); i++) {
+		r = load_text(refusals[i].text, &c, &line, &key);
+		CHECK(r < 0 && (refusals[i].error == 0 || r == refusals[i].error ||
+				r == refusals[i].or_error) &&
+			      (refusals[i].line == 0 || line == refusals[i].line),
+		      "refusal %zu was not as expected: r=%d line=%u", i, r, line);
+		free(key);
+		key = NULL;
+		config_done(&c);
+	}
 
 	unlink(path);
 	config_init(&c);

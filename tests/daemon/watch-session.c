@@ -85,11 +85,7 @@ int main(int argc, char **argv)
 	sd_bus *bus = NULL;
 	int r;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: watch-session ADDRESS PID DURATION_USEC\n");
-		return 2;
-	}
-	r = bus_client_open(argv[1], &bus);
+	r = bus_client_open_args(argc, argv, 3, "watch-session ADDRESS PID DURATION_USEC", &bus);
 	if (r >= 0)
 		r = sd_bus_add_match(bus, NULL,
 				     "type='signal',path_namespace='" SESSION_PREFIX "'", NULL, NULL);

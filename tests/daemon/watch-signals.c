@@ -22,11 +22,7 @@ int main(int argc, char **argv)
 	sd_bus *bus = NULL;
 	int r;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: watch-signals ADDRESS\n");
-		return 2;
-	}
-	r = bus_client_open(argv[1], &bus);
+	r = bus_client_open_args(argc, argv, 1, "watch-signals ADDRESS", &bus);
 	if (r >= 0)
 		r = sd_bus_add_match(bus, NULL, "type='signal'", on_signal, NULL);
 	if (r < 0) {

@@ -9,19 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cleanup.h"
-#include "export.h"
+#include "export-files.h"
 #include "synthetic-profile.h"
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = {
-		"profile.folded", "profile.pb.gz", "profile.json", "profile.speedscope.json",
-		"profile.svg",
-	};
 	_cleanup_profile_ Profile *p = NULL;
 	SyntheticKind kind;
-	int r, status = 0;
+	int r;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: export-sample mixed|hostile|random|processes DIR\n");
@@ -44,29 +39,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "export-sample: cannot build profile: %s\n", strerror(-r));
 		return 1;
 	}
-	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		_cleanup_free_ char *path = NULL;
-		_cleanup_fclose_ FILE *f = NULL;
-		ExportFormat format;
-
-		if (asprintf(&path, "%s/%s", argv[2], names[i]) < 0)
-			return 1;
-		r = export_format_from_filename(path, &format);
-		if (r < 0) {
-			fprintf(stderr, "export-sample: no format for '%s'\n", path);
-			return 1;
-		}
-		f = fopen(path, "we");
-		if (!f) {
-			fprintf(stderr, "export-sample: cannot create '%s': %m\n", path);
-			return 1;
-		}
-		r = export_profile(p, format, f);
-		if (r < 0) {
-			fprintf(stderr, "export-sample: cannot export '%s' as %s: %s\n", path,
-				export_format_to_string(format), strerror(-r));
-			status = 1;
-		}
-	}
-	return status;
+	return export_files(p, argv[2], "export-sample");
 }

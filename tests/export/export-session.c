@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "export.h"
+#include "export-files.h"
 #include "fold.h"
 #include "test-util.h"
 #include "unwind-harness.h"
@@ -50,10 +50,6 @@ static int record(pid_t pid, Profile **ret)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = {
-		"profile.folded", "profile.pb.gz", "profile.json", "profile.speedscope.json",
-		"profile.svg",
-	};
 	_cleanup_profile_ Profile *p = NULL;
 	_cleanup_(folding_freep) Folding *f = NULL;
 	uint64_t heavy, light;
@@ -103,24 +99,5 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 
-	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		_cleanup_free_ char *path = NULL;
-		_cleanup_fclose_ FILE *out = NULL;
-		ExportFormat format;
-
-		if (asprintf(&path, "%s/%s", argv[2], names[i]) < 0 ||
-		    export_format_from_filename(path, &format) < 0)
-			return 1;
-		out = fopen(path, "we");
-		if (!out) {
-			fprintf(stderr, "export-session: cannot create '%s': %m\n", path);
-			return 1;
-		}
-		r = export_profile(p, format, out);
-		if (r < 0) {
-			fprintf(stderr, "export-session: cannot export '%s': %s\n", path, strerror(-r));
-			status = 1;
-		}
-	}
-	return status;
+	return export_files(p, argv[2], "export-session") | status;
 }
