@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "profile-file.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "byte-reader.h"
 #include "cleanup.h"
 
 #define PROFILE_FILE_MAGIC "PROFDPF1"
@@ -269,23 +271,18 @@ int profile_file_write_fd(const Profile *p, int fd)
 
 /* ---- parsing ---- */
 
-typedef struct In {
-	const uint8_t *p;
-	size_t left;
-} In;
-
-static bool get_u32(In *in, uint32_t *ret)
+/* Numbers in the file are little-endian, read with the bounds checked (byte-reader.h). */
+static bool get_u32(ByteReader *in, uint32_t *ret)
 {
-	if (in->left < 4)
+	uint32_t v;
+
+	if (!BYTE_READER_GET(in, v))
 		return false;
-	*ret = (uint32_t)in->p[0] | (uint32_t)in->p[1] << 8 | (uint32_t)in->p[2] << 16 |
-	       (uint32_t)in->p[3] << 24;
-	in->p += 4;
-	in->left -= 4;
+	*ret = le32toh(v);
 	return true;
 }
 
-static bool get_u64(In *in, uint64_t *ret)
+static bool get_u64(ByteReader *in, uint64_t *ret)
 {
 	uint32_t lo, hi;
 
@@ -296,7 +293,7 @@ static bool get_u64(In *in, uint64_t *ret)
 }
 
 /* A count of records of 'each' bytes that the section really holds. */
-static bool get_count(In *in, bool wide, size_t each, uint64_t *ret)
+static bool get_count(ByteReader *in, bool wide, size_t each, uint64_t *ret)
 {
 	uint32_t n32;
 	uint64_t n;
@@ -307,7 +304,7 @@ static bool get_count(In *in, bool wide, size_t each, uint64_t *ret)
 		n = n32;
 	if (n >= PROFILE_NONE && !wide)
 		return false;
-	if (n > in->left / each)
+	if (n > byte_reader_left(in) / each)
 		return false;
 	*ret = n;
 	return true;
@@ -345,7 +342,7 @@ static bool map_string(const Parse *ps, uint32_t id, bool optional, uint32_t *re
  * The count of a table whose records ('each' bytes) later sections refer to
  * by index, and room for each record's id in the rebuilt profile.
  */
-static int get_id_table(In *in, size_t each, uint32_t **ret_ids, uint64_t *ret_n)
+static int get_id_table(ByteReader *in, size_t each, uint32_t **ret_ids, uint64_t *ret_n)
 {
 	uint32_t *ids;
 	uint64_t n;
@@ -360,7 +357,7 @@ static int get_id_table(In *in, size_t each, uint32_t **ret_ids, uint64_t *ret_n
 	return 0;
 }
 
-static int parse_header(Parse *ps, In *in)
+static int parse_header(Parse *ps, ByteReader *in)
 {
 	uint32_t pid, pad;
 
@@ -371,7 +368,7 @@ static int parse_header(Parse *ps, In *in)
 	return 0;
 }
 
-static int parse_strings(Parse *ps, In *in)
+static int parse_strings(Parse *ps, ByteReader *in)
 {
 	uint64_t n;
 	int r;
@@ -380,21 +377,20 @@ static int parse_strings(Parse *ps, In *in)
 	if (r < 0)
 		return r;
 	for (; ps->n_strings < n; ps->n_strings++) {
+		const char *text;
 		uint32_t len;
 
-		if (!get_u32(in, &len) || len > in->left || memchr(in->p, '\0', len))
+		if (!get_u32(in, &len) || !(text = byte_reader_take(in, len)) ||
+		    memchr(text, '\0', len))
 			return -EBADMSG;
-		r = profile_intern_string_len(ps->p, (const char *)in->p, len,
-					      &ps->strings[ps->n_strings]);
+		r = profile_intern_string_len(ps->p, text, len, &ps->strings[ps->n_strings]);
 		if (r < 0)
 			return r;
-		in->p += len;
-		in->left -= len;
 	}
 	return 0;
 }
 
-static int parse_frames(Parse *ps, In *in)
+static int parse_frames(Parse *ps, ByteReader *in)
 {
 	uint64_t n;
 	int r;
@@ -424,7 +420,7 @@ static int parse_frames(Parse *ps, In *in)
 	return 0;
 }
 
-static int parse_stacks(Parse *ps, In *in)
+static int parse_stacks(Parse *ps, ByteReader *in)
 {
 	uint64_t n;
 	int r;
@@ -449,7 +445,7 @@ static int parse_stacks(Parse *ps, In *in)
 	return 0;
 }
 
-static int parse_samples(Parse *ps, In *in)
+static int parse_samples(Parse *ps, ByteReader *in)
 {
 	uint64_t n;
 	int r;
@@ -472,7 +468,7 @@ static int parse_samples(Parse *ps, In *in)
 	return 0;
 }
 
-static int parse_threads(Parse *ps, In *in)
+static int parse_threads(Parse *ps, ByteReader *in)
 {
 	uint64_t n;
 	int r;
@@ -495,7 +491,7 @@ static int parse_threads(Parse *ps, In *in)
 }
 
 /* One row of label values per sample: the samples come first. */
-static int parse_labels(Parse *ps, In *in)
+static int parse_labels(Parse *ps, ByteReader *in)
 {
 	const char *keys[PROFILE_LABEL_KEYS_MAX];
 	Profile *p = ps->p;
@@ -511,7 +507,8 @@ static int parse_labels(Parse *ps, In *in)
 			return -EBADMSG;
 		keys[k] = p->strings[mapped];
 	}
-	if (in->left / 4 / n != p->n_samples || in->left % (4 * (size_t)n) != 0)
+	if (byte_reader_left(in) / 4 / n != p->n_samples ||
+	    byte_reader_left(in) % (4 * (size_t)n) != 0)
 		return -EBADMSG;
 	r = profile_set_label_keys(p, keys, n);
 	if (r == -EBUSY || r == -EINVAL)
@@ -533,7 +530,7 @@ static int parse_labels(Parse *ps, In *in)
 	return 0;
 }
 
-static int parse_markers(Parse *ps, In *in)
+static int parse_markers(Parse *ps, ByteReader *in)
 {
 	uint64_t n;
 	int r;
@@ -556,7 +553,7 @@ static int parse_markers(Parse *ps, In *in)
 }
 
 /* Files written before it have none: a profile of one process, timed. */
-static int parse_target(Parse *ps, In *in)
+static int parse_target(Parse *ps, ByteReader *in)
 {
 	Profile *p = ps->p;
 	uint32_t flags, target, unit, n, k = 0;
@@ -565,7 +562,7 @@ static int parse_target(Parse *ps, In *in)
 	if (!get_u32(in, &flags) || !get_u32(in, &target) || !get_u32(in, &unit) ||
 	    (flags & ~(TARGET_MULTI_PROCESS | TARGET_UNTIMED)) ||
 	    !map_string(ps, target, true, &p->target) || !map_string(ps, unit, true, &p->unit) ||
-	    !get_u32(in, &n) || n > in->left / 12)
+	    !get_u32(in, &n) || n > byte_reader_left(in) / 12)
 		return -EBADMSG;
 	p->multi_process = flags & TARGET_MULTI_PROCESS;
 	p->untimed = flags & TARGET_UNTIMED;
@@ -580,7 +577,7 @@ static int parse_target(Parse *ps, In *in)
 		if (r < 0)
 			return r;
 	}
-	if (!get_u32(in, &n) || n > in->left / 8)
+	if (!get_u32(in, &n) || n > byte_reader_left(in) / 8)
 		return -EBADMSG;
 	/* both ascending: one walk through the threads, one search per thread in the processes */
 	for (uint32_t i = 0; i < n; i++) {
@@ -599,7 +596,7 @@ static int parse_target(Parse *ps, In *in)
 	return 0;
 }
 
-static int parse_section(Parse *ps, uint32_t tag, In *in)
+static int parse_section(Parse *ps, uint32_t tag, ByteReader *in)
 {
 	/* each known section once, in order: what a later one refers to is there */
 	if (tag >= 1 && tag <= _SECTION_KNOWN_MAX) {
@@ -638,37 +635,37 @@ int profile_file_parse(const uint8_t *data, size_t size, Profile **ret)
 {
 	_cleanup_profile_ Profile *p = NULL;
 	Parse ps = {};
-	In in, crc_in;
+	ByteReader in, crc_in;
 	uint32_t crc;
 	int r;
 
 	if (!data || size < PROFILE_FILE_MAGIC_SIZE + 4 ||
 	    memcmp(data, PROFILE_FILE_MAGIC, PROFILE_FILE_MAGIC_SIZE) != 0)
 		return -EBADMSG;
-	crc_in = (In){ .p = data + size - 4, .left = 4 };
+	crc_in = byte_reader(data + size - 4, 4);
 	if (!get_u32(&crc_in, &crc) || crc != (uint32_t)crc32(0, data, (uInt)(size - 4)))
 		return -EBADMSG;
 	r = profile_new(&p);
 	if (r < 0)
 		return r;
 	ps.p = p;
-	in = (In){ .p = data + PROFILE_FILE_MAGIC_SIZE, .left = size - PROFILE_FILE_MAGIC_SIZE - 4 };
-	while (r >= 0 && in.left > 0) {
+	in = byte_reader(data + PROFILE_FILE_MAGIC_SIZE, size - PROFILE_FILE_MAGIC_SIZE - 4);
+	while (r >= 0 && byte_reader_left(&in) > 0) {
 		uint32_t tag;
 		uint64_t len;
-		In section;
+		const uint8_t *content;
+		ByteReader section;
 
-		if (!get_u32(&in, &tag) || !get_u64(&in, &len) || len > in.left) {
+		if (!get_u32(&in, &tag) || !get_u64(&in, &len) || len > byte_reader_left(&in)) {
 			r = -EBADMSG;
 			break;
 		}
-		section = (In){ .p = in.p, .left = (size_t)len };
+		content = byte_reader_take(&in, (size_t)len);
+		section = byte_reader(content, (size_t)len);
 		r = parse_section(&ps, tag, &section);
 		/* a known section is exactly as long as its content */
-		if (r >= 0 && tag >= 1 && tag <= _SECTION_KNOWN_MAX && section.left != 0)
+		if (r >= 0 && tag >= 1 && tag <= _SECTION_KNOWN_MAX && byte_reader_left(&section) != 0)
 			r = -EBADMSG;
-		in.p += len;
-		in.left -= (size_t)len;
 	}
 	if (r >= 0 && (!ps.seen[SECTION_HEADER] || !ps.seen[SECTION_STRINGS]))
 		r = -EBADMSG;

@@ -4,83 +4,71 @@
 #include <errno.h>
 #include <string.h>
 
-/* A bounds-checked reader over one record. */
-typedef struct Cursor {
-	const uint8_t *p;
-	size_t left;
-} Cursor;
+#include "byte-reader.h"
 
-static int cursor_u64(Cursor *c, uint64_t *ret)
+/* The record's fields in order, every read bounds-checked (byte-reader.h). */
+static int cursor_u64(ByteReader *c, uint64_t *ret)
 {
-	if (c->left < sizeof(uint64_t))
-		return -EBADMSG;
-	memcpy(ret, c->p, sizeof(uint64_t));
-	c->p += sizeof(uint64_t);
-	c->left -= sizeof(uint64_t);
-	return 0;
+	return BYTE_READER_GET(c, *ret) ? 0 : -EBADMSG;
 }
 
-static int cursor_u32_pair(Cursor *c, uint32_t *a, uint32_t *b)
+static int cursor_u32_pair(ByteReader *c, uint32_t *a, uint32_t *b)
 {
 	uint32_t v[2];
 
-	if (c->left < sizeof(v))
+	if (!BYTE_READER_GET(c, v))
 		return -EBADMSG;
-	memcpy(v, c->p, sizeof(v));
-	c->p += sizeof(v);
-	c->left -= sizeof(v);
 	*a = v[0];
 	*b = v[1];
 	return 0;
 }
 
 /* 'n' u64 words in place; returns a pointer into the record (records are 8-byte aligned). */
-static int cursor_u64_array(Cursor *c, uint64_t n, const uint64_t **ret)
+static int cursor_u64_array(ByteReader *c, uint64_t n, const uint64_t **ret)
 {
-	if (n > c->left / sizeof(uint64_t))
+	const uint64_t *words;
+
+	if (n > SIZE_MAX / sizeof(uint64_t) || !(words = byte_reader_take(c, n * sizeof(uint64_t))))
 		return -EBADMSG;
-	*ret = (const uint64_t *)c->p;
-	c->p += n * sizeof(uint64_t);
-	c->left -= n * sizeof(uint64_t);
+	*ret = words;
 	return 0;
 }
 
 /* One u64 for each of 'fields' present in sample type t: fields we read past, not keep. */
-static int cursor_skip_fields(Cursor *c, uint64_t t, uint64_t fields)
+static int cursor_skip_fields(ByteReader *c, uint64_t t, uint64_t fields)
 {
 	const uint64_t *skipped;
 
 	return cursor_u64_array(c, (uint64_t)__builtin_popcountll(t & fields), &skipped);
 }
 
-static int cursor_bytes(Cursor *c, uint64_t n, const uint8_t **ret)
+static int cursor_bytes(ByteReader *c, uint64_t n, const uint8_t **ret)
 {
-	if (n > c->left)
+	const uint8_t *bytes;
+
+	if (n > SIZE_MAX || !(bytes = byte_reader_take(c, n)))
 		return -EBADMSG;
-	*ret = c->p;
-	c->p += n;
-	c->left -= n;
+	*ret = bytes;
 	return 0;
 }
 
 /* A NUL-terminated string padded to 8 bytes, which ends where the sample_id trailer begins. */
-static int cursor_string(Cursor *c, size_t trailer, const char **ret)
+static int cursor_string(ByteReader *c, size_t trailer, const char **ret)
 {
+	size_t before_trailer, len, padded;
 	const uint8_t *nul;
-	size_t len, padded;
 
-	if (c->left < trailer)
+	if (byte_reader_left(c) < trailer)
 		return -EBADMSG;
-	nul = memchr(c->p, '\0', c->left - trailer);
+	before_trailer = byte_reader_left(c) - trailer;
+	nul = memchr(c->p, '\0', before_trailer);
 	if (!nul)
 		return -EBADMSG;
 	len = (size_t)(nul - c->p) + 1;
 	padded = (len + 7) & ~(size_t)7;
-	if (padded > c->left - trailer)
-		padded = c->left - trailer;
-	*ret = (const char *)c->p;
-	c->p += padded;
-	c->left -= padded;
+	if (padded > before_trailer)
+		padded = before_trailer;
+	*ret = byte_reader_take(c, padded);
 	return 0;
 }
 
@@ -112,7 +100,7 @@ static size_t sample_id_size(uint64_t t)
 	return (size_t)__builtin_popcountll(t & fields) * sizeof(uint64_t);
 }
 
-static int parse_sample_id(const PerfRecordFormat *f, Cursor *c, PerfRecordId *ret)
+static int parse_sample_id(const PerfRecordFormat *f, ByteReader *c, PerfRecordId *ret)
 {
 	uint64_t t = f->sample_type;
 	int r = 0;
@@ -126,7 +114,7 @@ static int parse_sample_id(const PerfRecordFormat *f, Cursor *c, PerfRecordId *r
 	return r;
 }
 
-static int parse_sample(const PerfRecordFormat *f, Cursor *c, uint16_t misc, PerfSample *s)
+static int parse_sample(const PerfRecordFormat *f, ByteReader *c, uint16_t misc, PerfSample *s)
 {
 	uint64_t t = f->sample_type;
 	int r;
@@ -187,7 +175,7 @@ static int parse_sample(const PerfRecordFormat *f, Cursor *c, uint16_t misc, Per
 	return r;
 }
 
-static int parse_mmap2(Cursor *c, size_t trailer, uint16_t misc, PerfRecordMmap2 *m)
+static int parse_mmap2(ByteReader *c, size_t trailer, uint16_t misc, PerfRecordMmap2 *m)
 {
 	const uint8_t *raw;
 	int r;
@@ -225,7 +213,7 @@ int perf_record_parse(const PerfRecordFormat *format, const struct perf_event_he
 {
 	size_t trailer = 0;
 	PerfRecord rec = {};
-	Cursor c;
+	ByteReader c;
 	int r = 0;
 
 	if (!format || !header || !ret || size < sizeof(*header) || header->size != size)
@@ -238,7 +226,7 @@ int perf_record_parse(const PerfRecordFormat *format, const struct perf_event_he
 
 	rec.type = header->type;
 	rec.misc = header->misc;
-	c = (Cursor){ .p = (const uint8_t *)(header + 1), .left = size - sizeof(*header) };
+	c = byte_reader(header + 1, size - sizeof(*header));
 	if (format->sample_id_all && header->type != PERF_RECORD_SAMPLE)
 		trailer = sample_id_size(format->sample_type);
 
@@ -284,11 +272,10 @@ int perf_record_parse(const PerfRecordFormat *format, const struct perf_event_he
 
 	/* the sample_id trailer sits at the end of the record */
 	if (r == 0 && trailer > 0) {
-		if (c.left < trailer)
+		if (byte_reader_left(&c) < trailer)
 			r = -EBADMSG;
 		else {
-			c.p += c.left - trailer;
-			c.left = trailer;
+			c.p = c.end - trailer;
 			r = parse_sample_id(format, &c, &rec.id);
 		}
 	}
