@@ -10,6 +10,7 @@
 #include "byte-reader.h"
 #include "cleanup.h"
 #include "hash.h"
+#include "id-table.h"
 
 /*
  * Version 1, host byte order (the cache never leaves the machine):
@@ -34,11 +35,14 @@ enum {
 	FILE_HAS_CFI = 1 << 1,
 };
 
-/* Strings written so far: interned pointer -> index (a module's strings are unique). */
+/*
+ * Strings written so far, in the order written: a string's index is its id. The
+ * IdTable finds it by its interned pointer (a module's strings are unique).
+ */
 typedef struct StringIndex {
+	IdTable table;
 	const char **keys;
-	uint32_t *values;
-	size_t mask, n;
+	uint32_t allocated;
 } StringIndex;
 
 typedef struct Writer {
@@ -50,39 +54,38 @@ typedef struct Writer {
 
 static void string_index_done(StringIndex *s)
 {
+	id_table_done(&s->table);
 	free(s->keys);
-	free(s->values);
 }
 
-static int string_index_grow(StringIndex *s)
+static uint64_t string_key(const void *userdata, uint32_t id)
 {
-	size_t mask = s->mask ? s->mask * 2 + 1 : 255;
-	const char **keys;
-	uint32_t *values;
+	const StringIndex *s = userdata;
 
-	if (s->keys && (s->n + 1) * 2 <= s->mask + 1)
+	return (uintptr_t)s->keys[id];
+}
+
+/* The index of s if it was written before; if not, it gets the next one. */
+static int string_index_intern(StringIndex *s, const char *str, uint32_t *ret_id, bool *ret_new)
+{
+	uint32_t slot, id = s->table.count;
+	int r;
+
+	r = id_table_reserve_keys(&s->table, 1, string_key, s);
+	if (r < 0)
+		return r;
+	if (id_table_find_key(&s->table, (uintptr_t)str, string_key, s, &slot)) {
+		*ret_id = s->table.slots[slot];
+		*ret_new = false;
 		return 0;
-	keys = calloc(mask + 1, sizeof(char *));
-	values = calloc(mask + 1, sizeof(uint32_t));
-	if (!keys || !values) {
-		free(keys);
-		free(values);
-		return -ENOMEM;
 	}
-	for (size_t i = 0; s->keys && i <= s->mask; i++) {
-		size_t j;
-
-		if (!s->keys[i])
-			continue;
-		for (j = hash_finalize((uintptr_t)s->keys[i]) & mask; keys[j]; j = (j + 1) & mask)
-			;
-		keys[j] = s->keys[i];
-		values[j] = s->values[i];
-	}
-	string_index_done(s);
-	s->keys = keys;
-	s->values = values;
-	s->mask = mask;
+	r = ARRAY_RESERVE_U32(s->keys, s->allocated, (size_t)id + 1, 256);
+	if (r < 0)
+		return r;
+	s->keys[id] = str;
+	id_table_insert(&s->table, slot, id);
+	*ret_id = id;
+	*ret_new = true;
 	return 0;
 }
 
@@ -94,26 +97,22 @@ static void put(Writer *w, const void *p, size_t n)
 
 static void put_string(Writer *w, const char *s)
 {
-	uint32_t ref = NO_STRING;
+	uint32_t ref = NO_STRING, id;
 	uint16_t len;
-	size_t j;
+	bool is_new;
 
 	if (!s) {
 		put(w, &ref, sizeof(ref));
 		return;
 	}
-	if (string_index_grow(&w->strings) < 0) {
+	if (string_index_intern(&w->strings, s, &id, &is_new) < 0) {
 		w->error = -ENOMEM;
 		return;
 	}
-	for (j = hash_finalize((uintptr_t)s) & w->strings.mask; w->strings.keys[j];
-	     j = (j + 1) & w->strings.mask)
-		if (w->strings.keys[j] == s) {
-			put(w, &w->strings.values[j], sizeof(uint32_t));
-			return;
-		}
-	w->strings.keys[j] = s;
-	w->strings.values[j] = (uint32_t)w->strings.n++;
+	if (!is_new) {
+		put(w, &id, sizeof(id));
+		return;
+	}
 	ref = NEW_STRING;
 	len = (uint16_t)(strnlen(s, UINT16_MAX - 1) + 1);
 	put(w, &ref, sizeof(ref));
