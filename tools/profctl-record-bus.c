@@ -19,6 +19,7 @@
 #include "profctl-bus.h"
 #include "profctl-record.h"
 #include "stack-quality.h"
+#include "time-util.h"
 
 typedef struct RecordWait {
 	const char *path; /* the session's object path */
@@ -34,10 +35,7 @@ static void on_interrupt(int sig)
 
 static double now_seconds(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_nanos(CLOCK_MONOTONIC) / 1e9;
 }
 
 static int on_finished(sd_bus_message *m, void *userdata, sd_bus_error *error)

@@ -23,6 +23,7 @@
 #include "cleanup.h"
 #include "profctl-bus.h"
 #include "profctl-record.h"
+#include "time-util.h"
 
 static volatile pid_t forward_to;
 
@@ -104,12 +105,9 @@ static bool busy(const char *state)
 static int wait_command(sd_bus *bus, pid_t pid, int *ret_status, char **path, char **state)
 {
 	bool progress = isatty(STDERR_FILENO);
-	struct timespec start;
-	uint64_t samples = 0, dropped = 0;
+	uint64_t start = clock_nanos(CLOCK_MONOTONIC), samples = 0, dropped = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		struct timespec now;
 		pid_t w = waitpid(pid, ret_status, WNOHANG);
 
 		if (w == pid)
@@ -123,10 +121,8 @@ static int wait_command(sd_bus *bus, pid_t pid, int *ret_status, char **path, ch
 						"SamplesCaptured", NULL, 't', &samples) >= 0 &&
 		    sd_bus_get_property_trivial(bus, PROFD_BUS_NAME, *path, PROFD_SESSION_INTERFACE,
 						"SamplesDropped", NULL, 't', &dropped) >= 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			record_progress((double)(now.tv_sec - start.tv_sec) +
-						(double)(now.tv_nsec - start.tv_nsec) / 1e9,
-					0, samples, dropped, false);
+			record_progress((double)(clock_nanos(CLOCK_MONOTONIC) - start) / 1e9, 0,
+					samples, dropped, false);
 		}
 		(void)poll(NULL, 0, 100);
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "control-chars.h"
 #include "profctl-bus.h"
@@ -36,15 +37,11 @@ static int read_record_file(const char *path, char **ret, size_t *ret_len)
 		ssize_t n;
 
 		if (len == size) {
-			char *p;
+			int r = array_reserve_max((void **)&buf, &size, len + 1, 1, 16384,
+						  RECORD_FILE_MAX);
 
-			if (size >= RECORD_FILE_MAX)
-				return -EFBIG;
-			size = size ? size * 2 : 16384;
-			p = realloc(buf, size);
-			if (!p)
-				return -ENOMEM;
-			buf = p;
+			if (r < 0)
+				return r == -E2BIG ? -EFBIG : r;
 		}
 		n = read(fd, buf + len, size - len);
 		if (n < 0) {

@@ -266,12 +266,12 @@ int profile_add_sample(Profile *p, uint32_t tid, uint64_t time_ns, uint32_t stac
 	if (stack != PROFILE_NONE && stack >= p->n_stacks)
 		return -EINVAL;
 	if (p->n_samples >= p->samples_allocated) {
-		size_t n = p->samples_allocated ? p->samples_allocated * 2 : 4096;
-		ProfileSample *a = reallocarray(p->samples, n, sizeof(ProfileSample));
+		/* the label rows follow the samples' capacity (profile-labels.c) */
+		size_t n = p->samples_allocated;
+		int r = ARRAY_RESERVE(p->samples, n, p->n_samples + 1, 4096);
 
-		if (!a)
-			return -ENOMEM;
-		p->samples = a;
+		if (r < 0)
+			return r;
 		if (p->n_label_keys > 0) {
 			uint32_t *l = reallocarray(p->sample_labels, n * p->n_label_keys, sizeof(uint32_t));
 

@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 
 #include "cleanup.h"
+#include "parse-number.h"
 
 #define BUS_NAME "org.profd.Profiler1"
 #define MANAGER_PATH "/org/profd/Profiler1"
@@ -89,14 +90,9 @@ static int bus_open(const char *bus, sd_bus **ret)
 static uint64_t env_number(const char *name, uint64_t max)
 {
 	const char *v = getenv(name);
-	unsigned long long n;
-	char *end;
+	uint64_t n;
 
-	if (!v || *v < '0' || *v > '9')
-		return 0;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	return errno || *end || n > max ? 0 : n;
+	return v && parse_u64(v, &n) >= 0 && n <= max ? n : 0;
 }
 
 static int append_options(sd_bus_message *m, SpanSession *s, const ProfdLiveOptions *o)
@@ -176,11 +172,12 @@ static int begin(ProfdLiveRun *r, SpanSession *s, const ProfdLiveOptions *o, con
 
 int profd_live_begin(SpanSession *s, const ProfdLiveOptions *o, ProfdLiveRun **ret)
 {
-	ProfdLiveRun *r = calloc(1, sizeof(*r));
 	const ProfdLiveOptions none = {};
+	ProfdLiveRun *r;
 	const char *bus;
 	int k;
 
+	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	o = o ?: &none;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "assert-return.h"
+#include "array.h"
 #include "cleanup.h"
 #include "json-number.h"
 #include "record-fields.h"
@@ -30,17 +32,10 @@ static void w_raw(Writer *w, const char *s, size_t n)
 {
 	if (w->oom)
 		return;
-	if (w->len + n + 1 > w->size) {
-		/* a typical record is a few KiB */
-		size_t size = (w->len + n + 1) * 2 < 8192 ? 8192 : (w->len + n + 1) * 2;
-		char *p = realloc(w->buf, size);
-
-		if (!p) {
-			w->oom = true;
-			return;
-		}
-		w->buf = p;
-		w->size = size;
+	/* a typical record is a few KiB */
+	if (ARRAY_RESERVE(w->buf, w->size, w->len + n + 1, 8192) < 0) {
+		w->oom = true;
+		return;
 	}
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;
@@ -311,6 +306,8 @@ int json_write(const json_t *v, bool pretty, char **ret)
 {
 	Writer w = { .pretty = pretty };
 
+	assert_return(v && ret, -EINVAL);
+
 	w_value(&w, v);
 	if (w.oom) {
 		free(w.buf);
@@ -323,6 +320,8 @@ int json_write(const json_t *v, bool pretty, char **ret)
 int record_serialise(const RunProfile *p, bool pretty, char **ret)
 {
 	Writer w = { .pretty = pretty };
+
+	assert_return(p && ret, -EINVAL);
 
 	write_struct(&w, &run_profile_fields, p);
 	if (w.oom) {

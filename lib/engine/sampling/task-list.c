@@ -11,6 +11,7 @@
 
 #include "array.h"
 #include "cleanup.h"
+#include "parse-number.h"
 
 static int pid_compare(const void *a, const void *b)
 {
@@ -32,10 +33,9 @@ static int read_numeric_dir(const char *path, pid_t **ret, size_t *ret_n)
 		return negative_errno();
 
 	while ((errno = 0, de = readdir(d))) {
-		char *end;
-		long id = strtol(de->d_name, &end, 10);
+		uint64_t id;
 
-		if (de->d_name[0] == '.' || *end != '\0' || id <= 0 || id > INT32_MAX)
+		if (parse_u64(de->d_name, &id) < 0 || id == 0 || id > INT32_MAX)
 			continue;
 		if (ARRAY_RESERVE(ids, allocated, n + 1, 16) < 0)
 			return -ENOMEM;
