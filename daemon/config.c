@@ -26,7 +26,7 @@ void config_init(Config *c)
 		.max_finished_sessions = 64,
 		.max_finished_sessions_per_user = 16,
 		.max_record_bytes = 4ULL << 20,
-		.max_ring_capacity = 4000000,
+		.max_sample_budget = 4000000,
 		.max_export_bytes = 16ULL << 20, /* the system bus refuses messages over 32 MiB */
 		.max_list_bytes = 1ULL << 20,
 		.max_fds_per_session = 8192,
@@ -95,7 +95,7 @@ static int config_set(Config *c, const char *key, const char *value)
 		{ "MaxFinishedSessionsPerUser", offsetof(Config, max_finished_sessions_per_user), true, 1,
 		  100000, 1 },
 		{ "MaxRecordBytes", offsetof(Config, max_record_bytes), false, 1024, 1ULL << 30, 1 },
-		{ "MaxRingCapacity", offsetof(Config, max_ring_capacity), false, 1, 1ULL << 32, 1 },
+		{ "MaxRingCapacity", offsetof(Config, max_sample_budget), false, 1, 1ULL << 32, 1 },
 		{ "MaxExportBytes", offsetof(Config, max_export_bytes), false, 4096, 128ULL << 20, 1 },
 		{ "MaxListBytes", offsetof(Config, max_list_bytes), false, 4096, 128ULL << 20, 1 },
 		{ "MaxFdsPerSession", offsetof(Config, max_fds_per_session), true, 16, 1U << 24, 1 },

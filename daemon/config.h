@@ -26,7 +26,7 @@ typedef struct Config {
 	uint32_t max_finished_sessions;    /* kept finished sessions, all users */
 	uint32_t max_finished_sessions_per_user; /* kept finished sessions of one uid but root */
 	uint64_t max_record_bytes;      /* largest record SubmitRun takes (as stored) */
-	uint64_t max_ring_capacity;     /* most samples one session keeps */
+	uint64_t max_sample_budget;     /* most samples one session keeps */
 	uint64_t max_export_bytes;      /* largest Export() reply; ExportToFd has no limit */
 	uint64_t max_list_bytes;        /* largest ListRuns/ListRunsRange reply */
 	uint32_t max_fds_per_session;   /* perf events (threads x CPUs) one session may open */

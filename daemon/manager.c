@@ -553,7 +553,7 @@ int manager_read_session_option(sd_bus_message *msg, const char *key, SessionReq
 	} else if (strcmp(key, "stack_bytes") == 0)
 		r = manager_read_option(msg, key, 'u', &req->stack_bytes, error);
 	else if (strcmp(key, "ring_capacity") == 0)
-		r = manager_read_option(msg, key, 't', &req->ring_capacity, error);
+		r = manager_read_option(msg, key, 't', &req->sample_budget, error);
 	else
 		return 0;
 	return r < 0 ? r : 1;

@@ -485,8 +485,8 @@ static SamplingOptions session_sampling_options(const Manager *m, const SessionR
 		.event = req->event,
 		.exclude_kernel = !req->kernel,
 		.stack_bytes = req->stack_bytes,
-		.ring_capacity = req->ring_capacity,
-		.ring_capacity_limit = m->config.max_ring_capacity,
+		.sample_budget = req->sample_budget,
+		.sample_budget_limit = m->config.max_sample_budget,
 		.max_events = req->max_events,
 	};
 }

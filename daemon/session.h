@@ -39,7 +39,7 @@ typedef struct SessionRequest {
 	const char *event;   /* NULL: cpu-clock */
 	bool kernel;
 	uint32_t stack_bytes;
-	uint64_t ring_capacity;
+	uint64_t sample_budget;
 	const char *workload_class; /* NULL: the target's comm (the unit, cgroup, "system") */
 	bool stop_on_disconnect;    /* end the window when the calling client disconnects */
 	/* with pid 0, one of: */

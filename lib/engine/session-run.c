@@ -53,7 +53,7 @@ int session_run_config_digest(const SamplingOptions *requested, const SamplingMe
 			      char **ret)
 {
 	_cleanup_free_ char *line = NULL;
-	uint64_t capacity = requested->ring_capacity, limit = requested->ring_capacity_limit;
+	uint64_t capacity = requested->sample_budget, limit = requested->sample_budget_limit;
 	_cleanup_free_ int *cpus = NULL;
 	size_t n_cpus = 1;
 	char budget[48];

@@ -415,7 +415,7 @@ static int test_buffer_full(void)
 {
 	const char *split = env_path("WORKLOAD_SPLIT_FP");
 	/* a window far longer than the budget takes, however loaded the machine */
-	SamplingOptions o = { .hz = 499, .duration_nanos = 60 * NSEC, .ring_capacity = 300 };
+	SamplingOptions o = { .hz = 499, .duration_nanos = 60 * NSEC, .sample_budget = 300 };
 	BpfSampler *s = NULL;
 	SamplingTarget *target = NULL;
 	SamplingMetrics m;

@@ -277,7 +277,7 @@ static int test_budget(void)
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "20", "1", NULL);
 	_cleanup_profile_ Profile *p = NULL;
 	CollectorOptions o = { .sampling = { .hz = 999, .duration_nanos = 20 * NSEC,
-					     .ring_capacity = 100 } };
+					     .sample_budget = 100 } };
 	SamplingMetrics m;
 	uint64_t cpu = 0;
 	int r;

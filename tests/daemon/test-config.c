@@ -64,7 +64,7 @@ int main(void)
 	CHECK(c.max_sessions == 3 && c.max_sessions_per_user == 1, "session limits %u %u",
 	      c.max_sessions, c.max_sessions_per_user);
 	CHECK(c.max_runs == 10 && c.max_finished_sessions == 2, "run/session caps");
-	CHECK(c.max_record_bytes == 2048 && c.max_ring_capacity == 77 && c.max_export_bytes == 8192,
+	CHECK(c.max_record_bytes == 2048 && c.max_sample_budget == 77 && c.max_export_bytes == 8192,
 	      "byte limits");
 	CHECK(c.max_runs_per_user == 4 && c.max_run_bytes == 100000 &&
 		      c.max_run_bytes_per_user == 50000 && c.max_finished_sessions_per_user == 1,

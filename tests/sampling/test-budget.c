@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-budget CASE: the sample budget of a session (ring_capacity) and the
+ * test-budget CASE: the sample budget of a session (sample_budget) and the
  * requested vs effective values it reports, against real workloads.
  *   grows     a target that starts a second thread: the default budget follows it
  *   ceiling   more busy threads than CPUs: the budget stops at what the event can
  *             produce, CPUs x (hz x seconds + 1)
- *   explicit  an explicit ring_capacity stands when threads appear
+ *   explicit  an explicit sample_budget stands when threads appear
  *   requested 0 = default is reported as requested 0; the effective values and
  *             clamped follow the default
  *   json-u64  the metrics JSON keeps every u64 exact, 2^64-1 included
@@ -72,8 +72,8 @@ static int test_grows(void)
 	CHECK(r == 0, "session failed: %s", strerror(-r));
 	CHECK(m.threads_at_start == 1 && m.threads_peak == 2, "threads at start %llu, peak %llu",
 	      (unsigned long long)m.threads_at_start, (unsigned long long)m.threads_peak);
-	CHECK(m.ring_capacity == expected_budget(99, o.duration_nanos, 2),
-	      "budget %llu, expected %llu for two threads", (unsigned long long)m.ring_capacity,
+	CHECK(m.sample_budget == expected_budget(99, o.duration_nanos, 2),
+	      "budget %llu, expected %llu for two threads", (unsigned long long)m.sample_budget,
 	      (unsigned long long)expected_budget(99, o.duration_nanos, 2));
 	CHECK(!m.buffer_full && strcmp(m.end_reason, "duration") == 0,
 	      "a second thread filled the budget (end %s)", m.end_reason);
@@ -93,32 +93,32 @@ static int test_ceiling(void)
 	CHECK(r == 0, "session failed: %s", strerror(-r));
 	CHECK(m.threads_peak == threads, "peak %llu, expected %llu",
 	      (unsigned long long)m.threads_peak, (unsigned long long)threads);
-	CHECK(m.ring_capacity == expected_budget(99, NSEC, online_cpus()),
+	CHECK(m.sample_budget == expected_budget(99, NSEC, online_cpus()),
 	      "budget %llu for %llu threads on %llu CPUs, expected %llu",
-	      (unsigned long long)m.ring_capacity, (unsigned long long)threads,
+	      (unsigned long long)m.sample_budget, (unsigned long long)threads,
 	      (unsigned long long)online_cpus(),
 	      (unsigned long long)expected_budget(99, NSEC, online_cpus()));
-	CHECK(m.samples_captured <= m.ring_capacity && !m.buffer_full,
+	CHECK(m.samples_captured <= m.sample_budget && !m.buffer_full,
 	      "%llu samples of a budget of %llu (buffer_full %d)",
-	      (unsigned long long)m.samples_captured, (unsigned long long)m.ring_capacity,
+	      (unsigned long long)m.samples_captured, (unsigned long long)m.sample_budget,
 	      m.buffer_full);
 	return test_result();
 }
 
 static int test_explicit(void)
 {
-	SamplingOptions o = { .hz = 99, .duration_nanos = NSEC, .ring_capacity = 1000000 };
+	SamplingOptions o = { .hz = 99, .duration_nanos = NSEC, .sample_budget = 1000000 };
 	SamplingMetrics m;
 	int r;
 
 	r = run("WORKLOAD_LATE_THREAD", "3", "0.2", 1, &o, &m);
-	CHECK(r == 0 && m.threads_peak == 2 && m.ring_capacity == 1000000,
+	CHECK(r == 0 && m.threads_peak == 2 && m.sample_budget == 1000000,
 	      "r %d peak %llu: explicit budget %llu changed", r, (unsigned long long)m.threads_peak,
-	      (unsigned long long)m.ring_capacity);
-	o.ring_capacity_limit = 500;
+	      (unsigned long long)m.sample_budget);
+	o.sample_budget_limit = 500;
 	r = run("WORKLOAD_LATE_THREAD", "3", "0.2", 1, &o, &m);
-	CHECK(r == 0 && m.ring_capacity == 500, "r %d: budget %llu over the limit of 500", r,
-	      (unsigned long long)m.ring_capacity);
+	CHECK(r == 0 && m.sample_budget == 500, "r %d: budget %llu over the limit of 500", r,
+	      (unsigned long long)m.sample_budget);
 	return test_result();
 }
 
@@ -167,7 +167,7 @@ static int test_json_u64(void)
 {
 	SamplingMetrics m = {
 		.requested_duration_nanos = UINT64_MAX,
-		.ring_capacity = (uint64_t)INT64_MAX + 1,
+		.sample_budget = (uint64_t)INT64_MAX + 1,
 		.ring_bytes = INT64_MAX,
 		.hz = 99,
 		.duration_nanos = 1,

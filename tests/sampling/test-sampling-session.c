@@ -243,7 +243,7 @@ static int test_buffer_full(void)
 {
 	pid_t pid = spawn(env_path("WORKLOAD_SPLIT"), "20", "1", NULL);
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
-	SamplingOptions o = { .hz = 999, .duration_nanos = 20 * NSEC, .ring_capacity = 100 };
+	SamplingOptions o = { .hz = 999, .duration_nanos = 20 * NSEC, .sample_budget = 100 };
 	SamplingMetrics m;
 	uint64_t cpu;
 	int r;
@@ -268,11 +268,11 @@ static int test_buffer_full(void)
 	CHECK(strcmp(m.end_reason, "buffer-full") == 0, "end_reason %s", m.end_reason);
 
 	/* the caller's limit caps an explicit capacity */
-	o.ring_capacity = 1000;
-	o.ring_capacity_limit = 20;
+	o.sample_budget = 1000;
+	o.sample_budget_limit = 20;
 	r = run_session(getpid(), &o, NSEC / 5, &m, NULL);
-	CHECK(r == 0 && m.ring_capacity == 20, "r %d capacity %llu", r,
-	      (unsigned long long)m.ring_capacity);
+	CHECK(r == 0 && m.sample_budget == 20, "r %d capacity %llu", r,
+	      (unsigned long long)m.sample_budget);
 	return test_result();
 }
 

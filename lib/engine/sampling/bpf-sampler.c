@@ -55,7 +55,7 @@ struct BpfSampler {
 	SamplingRequest request;
 	const char *event, *end_reason;
 	bool kernel;
-	uint64_t ring_capacity, explicit_ring_capacity, ring_capacity_limit;
+	uint64_t sample_budget, explicit_sample_budget, sample_budget_limit;
 	struct perf_event_attr attr;
 	char *target_name;
 
@@ -402,8 +402,8 @@ static int apply_options(BpfSampler *s, const SamplingOptions *o)
 		.disabled = 1,
 	};
 	s->kernel = !o->exclude_kernel;
-	s->explicit_ring_capacity = o->ring_capacity;
-	s->ring_capacity_limit = o->ring_capacity_limit;
+	s->explicit_sample_budget = o->sample_budget;
+	s->sample_budget_limit = o->sample_budget_limit;
 	s->sink = o->record_sink;
 	s->sink_userdata = o->record_sink_userdata;
 	return 0;
@@ -527,10 +527,10 @@ static int sampler_start(void *userdata)
 	BpfSampler *s = userdata;
 	int r;
 
-	s->ring_capacity = s->explicit_ring_capacity ?: default_capacity(s);
-	if (s->ring_capacity_limit > 0 && s->ring_capacity > s->ring_capacity_limit)
-		s->ring_capacity = s->ring_capacity_limit;
-	s->skel->bss->max_samples = s->ring_capacity;
+	s->sample_budget = s->explicit_sample_budget ?: default_capacity(s);
+	if (s->sample_budget_limit > 0 && s->sample_budget > s->sample_budget_limit)
+		s->sample_budget = s->sample_budget_limit;
+	s->skel->bss->max_samples = s->sample_budget;
 
 	s->start_unix = clock_nanos(CLOCK_REALTIME);
 	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
@@ -715,7 +715,7 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 		.backend = "bpf",
 		.event = s->event,
 		.end_reason = s->end_reason,
-		.ring_capacity = s->ring_capacity,
+		.sample_budget = s->sample_budget,
 		.ring_bytes = s->side_band ? side_band_bytes(s->side_band) : s->side_band_bytes,
 		.collector_cpu_nanos = s->loop.cpu_nanos,
 		/* named here: what the resolvers could not name too */

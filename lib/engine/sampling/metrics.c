@@ -98,7 +98,8 @@ static const MetricField metric_fields[] = {
 	STRING(event),
 	STRING(end_reason),
 	U32(stack_bytes),
-	U64(ring_capacity),
+	/* the sample budget keeps its wire name */
+	{ "ring_capacity", METRIC_U64, SHOWN_ALWAYS, offsetof(SamplingMetrics, sample_budget), NULL },
 	U64(ring_bytes),
 	U64(collector_cpu_nanos),
 	U64(unwind_failures),

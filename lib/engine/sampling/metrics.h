@@ -23,7 +23,7 @@ typedef struct SamplingMetrics {
 	uint32_t hz;                /* effective frequency */
 	bool clamped;               /* hz or duration (the request, or its default) was reduced to fit
 				       the bounds */
-	bool buffer_full;           /* ring_capacity was reached; the window ended there */
+	bool buffer_full;           /* sample_budget was reached; the window ended there */
 
 	/* what was asked for (as given: 0 = the default) and how it ran */
 	uint32_t requested_hz;
@@ -42,7 +42,7 @@ typedef struct SamplingMetrics {
 				       requested when earlier sessions of the program needed less */
 	uint32_t stack_bytes_needed; /* what unwinding this session's samples needed, with headroom
 					(doubled when too many ran out): the next copy; 0 unknown */
-	uint64_t ring_capacity;     /* sample budget of the session */
+	uint64_t sample_budget;     /* most samples the session keeps (JSON: ring_capacity) */
 	uint64_t ring_bytes;        /* bytes of records read from the rings */
 
 	/* collector side */

@@ -54,7 +54,7 @@ struct SamplingSession {
 
 	SamplingRequest request;
 	uint32_t requested_stack_bytes;
-	uint64_t ring_capacity, ring_capacity_limit, explicit_ring_capacity;
+	uint64_t sample_budget, sample_budget_limit, explicit_sample_budget;
 	PerfEventConfig config;
 	struct perf_event_attr attr;
 	PerfRecordFormat format;
@@ -204,8 +204,8 @@ static int session_apply_options(SamplingSession *s, const SamplingOptions *o)
 
 	s->requested_stack_bytes = o->stack_bytes;
 
-	s->explicit_ring_capacity = o->ring_capacity;
-	s->ring_capacity_limit = o->ring_capacity_limit;
+	s->explicit_sample_budget = o->sample_budget;
+	s->sample_budget_limit = o->sample_budget_limit;
 	s->max_events = o->max_events;
 	s->sink = o->record_sink;
 	s->sink_userdata = o->record_sink_userdata;
@@ -648,7 +648,7 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
  * the event can produce in the window: one sample per period for each thread
  * running, and no more threads running at once than there are CPUs, so
  * min(most threads at once, CPUs) x (hz x seconds + 1). It grows as threads
- * appear. An explicit ring_capacity stands as given. Both are capped by the
+ * appear. An explicit sample_budget stands as given. Both are capped by the
  * caller's limit.
  */
 uint64_t sampling_default_budget(uint32_t hz, uint64_t duration_nanos, uint64_t threads,
@@ -664,15 +664,15 @@ uint64_t sampling_default_budget(uint32_t hz, uint64_t duration_nanos, uint64_t 
 
 static void session_update_capacity(SamplingSession *s)
 {
-	uint64_t capacity = s->explicit_ring_capacity;
+	uint64_t capacity = s->explicit_sample_budget;
 
 	if (capacity == 0)
 		/* many processes: a sample per CPU and period, however many threads they run */
 		capacity = sampling_default_budget(s->request.hz, s->request.duration,
 						   s->target ? s->n_rings : s->threads_peak, s->n_rings);
-	if (s->ring_capacity_limit > 0 && capacity > s->ring_capacity_limit)
-		capacity = s->ring_capacity_limit;
-	s->ring_capacity = capacity;
+	if (s->sample_budget_limit > 0 && capacity > s->sample_budget_limit)
+		capacity = s->sample_budget_limit;
+	s->sample_budget = capacity;
 }
 
 /* A thread of the target started (+1) or ended (-1). */
@@ -750,7 +750,7 @@ static int session_on_sample(SamplingSession *s, const struct perf_event_header 
 		s->samples_excluded += tid_set_contains(&s->refused, sample->pid);
 		return 0;
 	}
-	if (s->samples_captured >= s->ring_capacity) {
+	if (s->samples_captured >= s->sample_budget) {
 		/*
 		 * The window ends here, so the profile covers what the metrics claim. Rings
 		 * are per CPU and drained one after another, so a sample kept from an
@@ -1010,7 +1010,7 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.end_reason = s->end_reason,
 		.requested_stack_bytes = s->requested_stack_bytes,
 		.stack_bytes = s->config.stack_bytes,
-		.ring_capacity = s->ring_capacity,
+		.sample_budget = s->sample_budget,
 		.ring_bytes = s->ring_bytes,
 		.collector_cpu_nanos = s->loop.cpu_nanos,
 		.unwind_failures = stats.unwind_failures,

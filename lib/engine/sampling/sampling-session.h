@@ -74,9 +74,9 @@ typedef struct SamplingOptions {
 	uint32_t stack_bytes_copy;    /* what to copy when less will do (learned from earlier
 					 sessions: adaptive stack copy); 0 or above stack_bytes:
 					 stack_bytes. Rounded up to whole u64 words */
-	uint64_t ring_capacity;       /* samples kept at most; 0 = what the event can produce, see
+	uint64_t sample_budget;       /* samples kept at most; 0 = what the event can produce, see
 					 session_update_capacity() */
-	uint64_t ring_capacity_limit; /* caller's cap on ring_capacity; 0 = none */
+	uint64_t sample_budget_limit; /* caller's cap on sample_budget; 0 = none */
 	uint32_t max_events;          /* perf fds the session may open (-EMFILE beyond); 0 = no cap */
 	/* called for every sample; NULL = built-in resolver (kernel callchain + user IP) */
 	SampleResolveFn resolve;
