@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-bus.h>
 
+#include "assert-return.h"
 #include "cleanup.h"
 #include "parse-number.h"
 
@@ -177,6 +178,7 @@ int profd_live_begin(SpanSession *s, const ProfdLiveOptions *o, ProfdLiveRun **r
 	const char *bus;
 	int k;
 
+	assert_return(ret, -EINVAL);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -237,6 +239,7 @@ int profd_live_finish(ProfdLiveRun *r, const RunProfile *record)
 
 	if (!profd_live_is_live(r))
 		return 0;
+	assert_return(record, -EINVAL);
 	k = record_serialise(record, false, &json);
 	if (k < 0)
 		return k;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "assert-return.h"
 #include "cleanup.h"
 #include "json-number.h"
 #include "record-fields.h"
@@ -351,6 +352,7 @@ int record_parse(const char *json, size_t len, RunProfile **ret, char **ret_erro
 	size_t marked_len = 0;
 	int r;
 
+	assert_return(json && ret, -EINVAL);
 	r = json_mark_big_integers(json, len, &marked, &marked_len);
 	if (r == -EBADMSG)
 		r = fail(&p, "invalid JSON: \\u0000 is not allowed in strings");

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "assert-return.h"
 #include "cleanup.h"
 #include "record.h"
 #include "time-util.h"
@@ -67,6 +68,7 @@ static int recorder_new(pid_t pid, int cgroup_fd, bool of_cgroup, RunIdentity *i
 	_cleanup_(run_recorder_freep) RunRecorder *r = NULL;
 	int k;
 
+	assert_return(identity && ret, -EINVAL);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -119,6 +121,8 @@ int run_recorder_transition(RunRecorder *r, RunState state)
 {
 	uint64_t elapsed_ns;
 
+	assert_return(r, -EINVAL);
+	assert_return((unsigned)state < _RUN_STATE_MAX, -EINVAL);
 	if (r->finished)
 		return -ESTALE;
 	elapsed_ns = clock_nanos(CLOCK_MONOTONIC) - r->started_ns;
@@ -207,6 +211,7 @@ int run_recorder_finish(RunRecorder *r, RunState status, RunProfile **ret)
 	uint64_t wall_ns;
 	int k;
 
+	assert_return(ret, -EINVAL);
 	k = run_recorder_transition(r, status);
 	if (k < 0)
 		return k;

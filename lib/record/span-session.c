@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "assert-return.h"
 #include "cleanup.h"
 #include "record.h"
 #include "span-counters.h"
@@ -35,6 +36,7 @@ int span_session_start(RunIdentity *identity, SpanSession **ret)
 	bool expected = false;
 	int r;
 
+	assert_return(identity && ret, -EINVAL);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -73,6 +75,7 @@ int span_session_transition(SpanSession *s, RunState state)
 {
 	int r;
 
+	assert_return(s, -EINVAL);
 	r = run_recorder_transition(s->recorder, state);
 	if (r >= 0)
 		ring_put_last_transition(s);
@@ -86,6 +89,7 @@ int span_session_attach_ring(SpanSession *s, void *mem, size_t size)
 	size_t n;
 	int r;
 
+	assert_return(s && mem, -EINVAL);
 	if (s->finished)
 		return -ESTALE;
 	if (s->ring)
@@ -115,6 +119,7 @@ int span_session_finish(SpanSession *s, RunState status, RunProfile **ret)
 	size_t n;
 	int r;
 
+	assert_return(s && ret, -EINVAL);
 	if (s->finished)
 		return -ESTALE;
 	r = run_recorder_finish(s->recorder, status, &p);

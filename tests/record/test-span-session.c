@@ -3,7 +3,8 @@
  * A real span session: spans on several threads, attribution, input totals
  * and transitions, checked in the counters and in the record; session versus
  * global counters; a second start refused; an abandoned session leaves
- * nothing behind; disabled spans record nothing.
+ * nothing behind; disabled spans record nothing; programmer errors (NULL arguments, a
+ * state out of range) are refused with -EINVAL.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -293,11 +294,47 @@ static void test_identity(void)
 	run_identity_done(&b);
 }
 
+/* Programmer errors at the entry points are refused with -EINVAL, nothing started or changed. */
+static void test_programmer_errors(void)
+{
+	_cleanup_(run_profile_freep) RunProfile *p = NULL;
+	SpanSession *session = NULL;
+	RunIdentity id = identity();
+	char *json = NULL;
+	int r;
+
+	CHECK(span_session_start(NULL, &session) == -EINVAL && !session,
+	      "start without an identity not refused");
+	CHECK(span_session_start(&id, NULL) == -EINVAL, "start without a result not refused");
+	CHECK(record_serialise(NULL, false, &json) == -EINVAL && !json,
+	      "serialising no record not refused");
+	CHECK(record_parse(NULL, 0, &p, NULL) == -EINVAL && !p, "parsing no text not refused");
+	CHECK(span_session_transition(NULL, RUN_STATE_SCANNING) == -EINVAL,
+	      "transition of no session not refused");
+
+	/* the slot was not taken by the refused starts */
+	r = span_session_start(&id, &session);
+	CHECK(r == 0, "start after refused starts failed: %s", strerror(-r));
+	if (r < 0) {
+		run_identity_done(&id);
+		return;
+	}
+	CHECK(span_session_transition(session, _RUN_STATE_MAX) == -EINVAL,
+	      "transition to a state out of range not refused");
+	CHECK(span_session_finish(session, RUN_STATE_COMPLETED, NULL) == -EINVAL,
+	      "finish without a result not refused");
+	r = span_session_finish(session, RUN_STATE_COMPLETED, &p);
+	CHECK(r == 0 && p->n_transitions == 2, "finish after refused calls: %d, %zu transitions", r,
+	      r == 0 ? p->n_transitions : 0);
+	span_session_free(session);
+}
+
 int main(void)
 {
 	test_identity();
 	test_disabled();
 	test_session();
 	test_abandon();
+	test_programmer_errors();
 	return test_result();
 }
