@@ -10,7 +10,7 @@
 #include "byte-reader.h"
 #include "cleanup.h"
 #include "hash.h"
-#include "id-table.h"
+#include "id-map.h"
 
 /*
  * Version 1, host byte order (the cache never leaves the machine):
@@ -35,59 +35,12 @@ enum {
 	FILE_HAS_CFI = 1 << 1,
 };
 
-/*
- * Strings written so far, in the order written: a string's index is its id. The
- * IdTable finds it by its interned pointer (a module's strings are unique).
- */
-typedef struct StringIndex {
-	IdTable table;
-	const char **keys;
-	uint32_t allocated;
-} StringIndex;
-
 typedef struct Writer {
 	FILE *f;
-	StringIndex strings;
+	IdMap *strings; /* strings written so far, by interned pointer (a module's are unique) */
 	uint32_t n_locations;
 	int error;
 } Writer;
-
-static void string_index_done(StringIndex *s)
-{
-	id_table_done(&s->table);
-	free(s->keys);
-}
-
-static uint64_t string_key(const void *userdata, uint32_t id)
-{
-	const StringIndex *s = userdata;
-
-	return (uintptr_t)s->keys[id];
-}
-
-/* The index of s if it was written before; if not, it gets the next one. */
-static int string_index_intern(StringIndex *s, const char *str, uint32_t *ret_id, bool *ret_new)
-{
-	uint32_t slot, id = s->table.count;
-	int r;
-
-	r = id_table_reserve_keys(&s->table, 1, string_key, s);
-	if (r < 0)
-		return r;
-	if (id_table_find_key(&s->table, (uintptr_t)str, string_key, s, &slot)) {
-		*ret_id = s->table.slots[slot];
-		*ret_new = false;
-		return 0;
-	}
-	r = ARRAY_RESERVE_U32(s->keys, s->allocated, (size_t)id + 1, 256);
-	if (r < 0)
-		return r;
-	s->keys[id] = str;
-	id_table_insert(&s->table, slot, id);
-	*ret_id = id;
-	*ret_new = true;
-	return 0;
-}
 
 static void put(Writer *w, const void *p, size_t n)
 {
@@ -105,7 +58,7 @@ static void put_string(Writer *w, const char *s)
 		put(w, &ref, sizeof(ref));
 		return;
 	}
-	if (string_index_intern(&w->strings, s, &id, &is_new) < 0) {
+	if (id_map_intern(w->strings, (uintptr_t)s, &id, &is_new) < 0) {
 		w->error = -ENOMEM;
 		return;
 	}
@@ -165,6 +118,7 @@ int symbol_module_serialize(SymbolModule *m, char **ret_data, size_t *ret_size)
 {
 	const CfiTable *cfi = symbol_module_get_cfi(m);
 	uint32_t version = VERSION, flags = 0, zero = 0;
+	_cleanup_(id_map_freep) IdMap *strings = NULL;
 	Writer w = {};
 	char *data = NULL, *p;
 	size_t size = 0;
@@ -172,6 +126,10 @@ int symbol_module_serialize(SymbolModule *m, char **ret_data, size_t *ret_size)
 	uint64_t sum;
 	int r;
 
+	r = id_map_new(256, &strings);
+	if (r < 0)
+		return r;
+	w.strings = strings;
 	w.f = open_memstream(&data, &size);
 	if (!w.f)
 		return -ENOMEM;
@@ -192,7 +150,6 @@ int symbol_module_serialize(SymbolModule *m, char **ret_data, size_t *ret_size)
 	r = w.error;
 	if (fclose(w.f) != 0 && r >= 0)
 		r = -ENOMEM;
-	string_index_done(&w.strings);
 	if (r >= 0 && (count_at < 0 || (size_t)count_at + sizeof(uint32_t) > size))
 		r = -EIO;
 	if (r >= 0 && !(p = realloc(data, size + sizeof(sum))))
