@@ -198,6 +198,7 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 		.unwind_failures = m.unwind_failures,
 		.dropped = m.samples_dropped,
 		.cpu_known = cpu_known,
+		.start_mono = sampling_session_get_start(s),
 	};
 	if (cpu_known)
 		ret->cpu = (TestCpuTime){

@@ -54,6 +54,7 @@ typedef struct HarnessResult {
 	/* the target's CPU time during the window, as the kernel accounted it */
 	TestCpuTime cpu;
 	bool cpu_known; /* false when the target was gone before the window ended */
+	uint64_t start_mono; /* CLOCK_MONOTONIC of the session's start, where sample times count from */
 } HarnessResult;
 
 /* Profile 'pid' as 'run' says. Fills 'ret' (free with harness_result_done). */
