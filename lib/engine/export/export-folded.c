@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "export-writers.h"
 #include "text-escape.h"
@@ -16,7 +17,7 @@ typedef struct FoldedNames {
 	const char **text; /* NULL until first use */
 	uint32_t *length;
 	char **owned;      /* rewritten names (those with ';' or line breaks) */
-	uint32_t n_owned;
+	uint32_t n_owned, owned_allocated;
 } FoldedNames;
 
 static void folded_names_done(FoldedNames *n)
@@ -35,16 +36,15 @@ static int folded_name(FoldedNames *n, const Profile *p, uint32_t id, const char
 		const char *s = p->strings[id];
 
 		if (strpbrk(s, ";\n\r")) {
-			char *copy = strdup(s), **a;
+			char *copy = strdup(s);
 
 			if (!copy)
 				return -ENOMEM;
-			a = reallocarray(n->owned, n->n_owned + 1, sizeof(char *));
-			if (!a) {
+			if (ARRAY_RESERVE_U32(n->owned, n->owned_allocated, (size_t)n->n_owned + 1, 8) <
+			    0) {
 				free(copy);
 				return -ENOMEM;
 			}
-			n->owned = a;
 			n->owned[n->n_owned++] = copy;
 			for (char *c = copy; *c; c++)
 				*c = *c == ';' ? ':' : (*c == '\n' || *c == '\r') ? ' ' : *c;

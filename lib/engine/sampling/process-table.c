@@ -98,13 +98,10 @@ static int table_insert(ProcessTable *t, TargetProcess *p)
 /* Add address space 'm' (taken, even on failure). */
 static int process_push_space(TargetProcess *p, ProcessMaps *m)
 {
-	ProcessMaps **a = reallocarray(p->spaces, p->n_spaces + 1, sizeof(*a));
-
-	if (!a) {
+	if (ARRAY_RESERVE(p->spaces, p->spaces_allocated, p->n_spaces + 1, 2) < 0) {
 		process_maps_free(m);
 		return -ENOMEM;
 	}
-	p->spaces = a;
 	p->spaces[p->n_spaces++] = m;
 	return 0;
 }
@@ -133,17 +130,13 @@ const char *target_process_thread_name(const TargetProcess *p, uint32_t tid)
 
 static int set_thread_name(TargetProcess *p, uint32_t tid, const char *comm)
 {
-	ThreadName *a;
-
 	for (size_t i = 0; i < p->n_threads; i++)
 		if (p->threads[i].tid == tid) {
 			copy_comm(p->threads[i].comm, comm);
 			return 0;
 		}
-	a = reallocarray(p->threads, p->n_threads + 1, sizeof(*a));
-	if (!a)
+	if (ARRAY_RESERVE(p->threads, p->threads_allocated, p->n_threads + 1, 4) < 0)
 		return -ENOMEM;
-	p->threads = a;
 	p->threads[p->n_threads].tid = tid;
 	copy_comm(p->threads[p->n_threads++].comm, comm);
 	return 0;

@@ -32,9 +32,9 @@ typedef struct TargetProcess {
 	uint32_t pid;
 	char comm[16];        /* the process's name (its main thread's comm) */
 	ThreadName *threads;  /* names COMM records gave its threads */
-	size_t n_threads;
+	size_t n_threads, threads_allocated;
 	ProcessMaps **spaces; /* address spaces in exec order; the last is the current one */
-	size_t n_spaces;
+	size_t n_spaces, spaces_allocated;
 	bool exited;
 	bool excluded;        /* refused by the admit rule: counted, never sampled or named */
 } TargetProcess;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "cleanup.h"
 #include "target-files.h"
 
@@ -32,7 +33,7 @@ typedef struct QualityModule {
 
 struct StackQuality {
 	QualityModule *modules;
-	uint32_t n_modules;
+	uint32_t n_modules, modules_allocated;
 	char *executable;
 	uint64_t executable_weight; /* merged: the anonymous code of the process it is of */
 	uint64_t samples, with_unnamed, unnamed_leaf, ended_early, continued;
@@ -149,14 +150,12 @@ static bool module_find(const StackQuality *q, const char *path, const char *bui
 int stack_quality_module(StackQuality *q, const char *path, const char *build_id,
 			 uint32_t *ret_index)
 {
-	QualityModule *a, *m;
+	QualityModule *m;
 
 	if (module_find(q, path, build_id, ret_index))
 		return 0;
-	a = reallocarray(q->modules, q->n_modules + 1, sizeof(QualityModule));
-	if (!a)
+	if (ARRAY_RESERVE_U32(q->modules, q->modules_allocated, (size_t)q->n_modules + 1, 8) < 0)
 		return -ENOMEM;
-	q->modules = a;
 	m = &q->modules[q->n_modules];
 	*m = (QualityModule){ .path = strdup(path),
 			      .shown = visible_copy(path),

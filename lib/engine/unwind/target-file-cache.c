@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "array.h"
 #include "cleanup.h"
 
 /* Descriptors and ranges kept at most: a target mapping more is served live. */
@@ -34,9 +35,9 @@ struct TargetFileCache {
 	TargetOwner owner;
 	bool have_owner;
 	CachedFile *files;
-	size_t n_files;
+	size_t n_files, files_allocated;
 	CachedRange *ranges;
-	size_t n_ranges;
+	size_t n_ranges, ranges_allocated;
 	int perf_map_fd;
 };
 
@@ -83,14 +84,10 @@ static CachedFile *find_file(TargetFileCache *c, uint64_t inode, uint32_t major,
 
 static int add_range(TargetFileCache *c, const ProcessMapping *m, size_t file)
 {
-	CachedRange *a;
-
 	if (c->n_ranges >= CACHE_MAX_RANGES)
 		return 0;
-	a = reallocarray(c->ranges, c->n_ranges + 1, sizeof(CachedRange));
-	if (!a)
+	if (ARRAY_RESERVE(c->ranges, c->ranges_allocated, c->n_ranges + 1, 16) < 0)
 		return -ENOMEM;
-	c->ranges = a;
 	c->ranges[c->n_ranges++] = (CachedRange){ m->start, m->end, (uint32_t)file };
 	return 0;
 }
@@ -117,7 +114,7 @@ static int note_file(TargetFileCache *c, const ProcessMapping *m)
 		.dev_major = m->dev_major,
 		.dev_minor = m->dev_minor,
 	};
-	CachedFile *f = find_file(c, m->inode, m->dev_major, m->dev_minor), *a;
+	CachedFile *f = find_file(c, m->inode, m->dev_major, m->dev_minor);
 	int fd;
 
 	if (f)
@@ -129,12 +126,10 @@ static int note_file(TargetFileCache *c, const ProcessMapping *m)
 	/* gone already, or refused: later requests are answered live (and fail the same way) */
 	if (fd < 0)
 		return fd == -ENOMEM ? fd : 0;
-	a = reallocarray(c->files, c->n_files + 1, sizeof(CachedFile));
-	if (!a) {
+	if (ARRAY_RESERVE(c->files, c->files_allocated, c->n_files + 1, 8) < 0) {
 		safe_close(fd);
 		return -ENOMEM;
 	}
-	c->files = a;
 	f = &c->files[c->n_files];
 	*f = (CachedFile){ m->inode, m->dev_major, m->dev_minor, req.kind, strdup(m->path), fd };
 	if (!f->path) {
