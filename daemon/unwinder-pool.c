@@ -135,6 +135,17 @@ static void attachment_end(UnwinderPool *p, Attachment *a, const UnwinderStats *
 	done(userdata, fd, error, why);
 }
 
+/*
+ * Its exit watch goes before its pidfd is closed: the number is free for the
+ * next descriptor at once (a restart's new unwinder's socket or pidfd), whose
+ * watch a later removal by number would take away, unheard for good.
+ */
+static void helper_forget_pid(Helper *h)
+{
+	h->pid_source = sd_event_source_disable_unref(h->pid_source);
+	h->pidfd = safe_close(h->pidfd);
+}
+
 /* Our own child, same uid: no CAP_KILL needed; reaped here, it is gone at once. */
 static void helper_kill(Helper *h)
 {
@@ -144,7 +155,7 @@ static void helper_kill(Helper *h)
 		return;
 	(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
 	(void)waitid(P_PIDFD, (id_t)h->pidfd, &info, WEXITED);
-	h->pidfd = safe_close(h->pidfd);
+	helper_forget_pid(h);
 }
 
 static void helper_free(Helper *h)
@@ -152,10 +163,9 @@ static void helper_free(Helper *h)
 	if (!h)
 		return;
 	sd_event_source_disable_unref(h->sock_source);
-	sd_event_source_disable_unref(h->pid_source);
 	sd_event_source_disable_unref(h->resume_source);
 	safe_close(h->sock);
-	helper_kill(h);
+	helper_kill(h); /* its exit watch too */
 	free(h);
 }
 
@@ -527,13 +537,7 @@ static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, 
 
 	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0)
 		return 0;
-	/*
-	 * its source goes before its descriptor: the number is free for the next
-	 * unwinder's pidfd at once (a restart), whose watch a later removal by
-	 * number would take away
-	 */
-	h->pid_source = sd_event_source_disable_unref(h->pid_source);
-	h->pidfd = safe_close(h->pidfd);
+	helper_forget_pid(h);
 	if (info.si_code == CLD_EXITED)
 		snprintf(why, sizeof(why), "exited with status %d", info.si_status);
 	else

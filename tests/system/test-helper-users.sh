@@ -32,9 +32,16 @@ record() {
 		profctl record -p $2 -F 999 -d $3 -f metrics -o /home/$1/$4.json \
 		>/home/$1/$4.log 2>&1 </dev/null & echo \$!"
 }
+# fail_told MESSAGE: fail, after every line of profd's journal on unwinders and sessions
+# (fail() shows only the last ones: a restart that went wrong began long before)
+fail_told() {
+	echo "--- profd's journal, its unwinders and sessions:" >&2
+	in_container journalctl --no-pager -q -b -u profd.service | grep -E 'unwinder|session' >&2 || true
+	fail "$@"
+}
 # wait_ended PID: profctl PID ended (within 120 s)
 wait_ended() {
-	wait_gone "$1" 120 || fail "profctl $1 did not end"
+	wait_gone "$1" 120 || fail_told "profctl $1 did not end"
 }
 # lossless USER NAME: the session's metrics say it kept samples and lost none
 lossless() {
@@ -86,12 +93,12 @@ wait_ended "$a"
 na=$(lossless alice beside)
 wait_ended "$b"
 m=$(in_container cat /home/bob/stopped.json) ||
-	fail "bob's session with his unwinder stopped wrote no metrics: $(in_container cat /home/bob/stopped.log)"
+	fail_told "bob's session with his unwinder stopped wrote no metrics: $(in_container cat /home/bob/stopped.log)"
 restarts=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get("unwinder_restarts", 0))' "$m")
-((restarts == 1)) || fail "bob's session counts $restarts unwinder restarts, not 1"
+((restarts == 1)) || fail_told "bob's session counts $restarts unwinder restarts, not 1"
 in_container journalctl -q -b -u profd.service |
 	grep -q "unwinder of uid $bob (pid $stopped): did not answer in time; killed; 1 session(s) go on with a new one" ||
-	fail "profd did not say why it replaced bob's unwinder"
+	fail_told "profd did not say why it replaced bob's unwinder"
 ! in_container kill -0 "$stopped" 2>/dev/null || fail "bob's stopped unwinder $stopped was not killed"
 b=$(record bob "$bob_pid" 2 after)
 wait_ended "$b"
