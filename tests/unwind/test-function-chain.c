@@ -4,7 +4,9 @@
  * (dwarf_getscopes() and dwarf_getscopes_die()): for real files (the C
  * library this test runs with, with its separate debug file; the workloads)
  * every probed address of every unit's line table gets the very same DIEs,
- * innermost first, and the same end. libdw is slow on big units, so at most
+ * innermost first, and the same end. Also the unit and line naming finds for
+ * the address (cu-index.h, from .debug_aranges read directly) against
+ * libdwfl's (dwfl_module_addrdie(), dwfl_module_getsrc()). libdw is slow on big units, so at most
  * MAX_PROBES addresses per file, spread over all of them.
  * Usage: test-function-chain [MAX_PROBES] ELF...
  */
@@ -22,7 +24,7 @@
 
 typedef struct Probe {
 	Dwarf_Die *cu; /* libdwfl's: lives as long as the module */
-	Dwarf_Addr pc;
+	Dwarf_Addr pc, bias;
 } Probe;
 
 typedef struct Probes {
@@ -48,7 +50,7 @@ static int collect(Dwfl_Module *mod, Probes *probes)
 				continue;
 			if (ARRAY_RESERVE(probes->p, probes->allocated, probes->n + 1, 1024) < 0)
 				return -1;
-			probes->p[probes->n++] = (Probe){ .cu = cu, .pc = pc };
+			probes->p[probes->n++] = (Probe){ .cu = cu, .pc = pc, .bias = bias };
 		}
 	}
 	return 0;
@@ -63,6 +65,49 @@ static bool same_chain(const FunctionChain *a, const FunctionChain *b)
 		    dwarf_dieoffset((Dwarf_Die *)&b->dies[i]))
 			return false;
 	return true;
+}
+
+/*
+ * The unit and line of 'p' by the index: libdwfl's where libdwfl finds one
+ * (through .debug_aranges); else a unit whose ranges hold the address, or
+ * none when the probe's own unit does not (the end of a line sequence).
+ */
+static void check_unit(Dwfl_Module *mod, CuIndex *units, const Probe *p, const char *path)
+{
+	Dwarf_Addr abs = p->pc + p->bias, bias = 0, dwfl_bias;
+	Dwarf_Die *want = dwfl_module_addrdie(mod, abs, &dwfl_bias);
+	Dwarf_Die *got = cu_index_find(units, abs, &bias);
+	Dwfl_Line *want_line = dwfl_module_getsrc(mod, abs);
+	Dwarf_Line *got_line;
+	Dwarf_Addr line_addr;
+	int want_no = 0, got_no = 0;
+
+	if (want)
+		CHECK(got && dwarf_dieoffset(got) == dwarf_dieoffset(want) && bias == p->bias,
+		      "%s: 0x%llx: unit 0x%llx by the index, 0x%llx by libdwfl", path,
+		      (unsigned long long)p->pc,
+		      got ? (unsigned long long)dwarf_dieoffset(got) : 0ULL,
+		      (unsigned long long)dwarf_dieoffset(want));
+	else
+		CHECK(got ? dwarf_haspc(got, p->pc) > 0 && bias == p->bias
+			  : dwarf_haspc(p->cu, p->pc) <= 0,
+		      "%s: 0x%llx: unit 0x%llx by the index, none by libdwfl, its line's unit "
+		      "0x%llx", path, (unsigned long long)p->pc,
+		      got ? (unsigned long long)dwarf_dieoffset(got) : 0ULL,
+		      (unsigned long long)dwarf_dieoffset(p->cu));
+	if (!got || !want_line)
+		return;
+	got_line = dwarf_getsrc_die(got, abs - bias);
+	CHECK(got_line && dwarf_lineaddr(got_line, &line_addr) == 0, "%s: 0x%llx: no line",
+	      path, (unsigned long long)p->pc);
+	if (!got_line)
+		return;
+	dwfl_lineinfo(want_line, NULL, &want_no, NULL, NULL, NULL);
+	dwarf_lineno(got_line, &got_no);
+	CHECK(want_no == got_no && strcmp(dwfl_lineinfo(want_line, NULL, NULL, NULL, NULL, NULL),
+					  dwarf_linesrc(got_line, NULL, NULL)) == 0,
+	      "%s: 0x%llx: line %d by the index, %d by libdwfl", path, (unsigned long long)p->pc,
+	      got_no, want_no);
 }
 
 static void check_file(const char *path, size_t max_probes)
@@ -87,6 +132,7 @@ static void check_file(const char *path, size_t max_probes)
 	for (size_t i = 0; units && i < probes.n; i += step) {
 		FunctionChain want, got;
 
+		check_unit(mod, units, &p[i], path);
 		function_chain_by_libdw(p[i].cu, p[i].pc, &want);
 		function_chain_find(units, p[i].cu, p[i].pc, &got);
 		probed++;

@@ -2,11 +2,13 @@
 #pragma once
 
 /*
- * A module's compile units by address range, for finding the unit of an
- * address when libdw cannot: libdw 0.188 looks units up through
- * .debug_aranges only, and clang does not emit that section. Read once per
- * module, every unit's ranges, when first needed; lookups are a binary search.
- * Also keeps each unit's scope index (scope-index.h), built on first use.
+ * A module's compile units by address range, for naming: from the module's
+ * .debug_aranges read directly (debug-aranges.h: libdw's dwarf_getaranges()
+ * and so dwfl_module_addrdie() read every unit's header first, ~1.6 ms for
+ * libc in each new unwinder), each unit looked up when an address first
+ * needs it; for addresses it does not cover (clang emits no .debug_aranges),
+ * every unit's ranges, read once when first needed. Lookups are a binary
+ * search. Also keeps each unit's scope index (scope-index.h), built on first use.
  */
 
 #include <elfutils/libdwfl.h>
@@ -20,7 +22,10 @@ typedef struct CuIndex CuIndex;
 int cu_index_new(Dwfl_Module *mod, CuIndex **ret);
 CuIndex *cu_index_free(CuIndex *x);
 
-/* The unit covering absolute address 'addr' and the module's bias, or NULL. */
+/*
+ * The unit covering absolute address 'addr' and the module's bias, or NULL.
+ * The DIE lives as long as the index.
+ */
 Dwarf_Die *cu_index_find(CuIndex *x, uint64_t addr, Dwarf_Addr *ret_bias);
 
 /*

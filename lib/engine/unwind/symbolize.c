@@ -100,38 +100,23 @@ static CuIndex *units_of(Dwfl_Module *mod, ModuleInfo *info)
 	return info->cu_index;
 }
 
-/*
- * The compile unit holding 'addr'. libdw 0.188 finds it through
- * .debug_aranges only, which clang does not emit: then the module's own index.
- */
+/* The compile unit holding 'addr' (cu-index.h: not libdwfl's, which reads all of libc's units). */
 static Dwarf_Die *find_cu(Dwfl_Module *mod, ModuleInfo *info, uint64_t addr, Dwarf_Addr *ret_bias)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, ret_bias);
-	CuIndex *units;
+	CuIndex *units = units_of(mod, info);
 
-	if (cu)
-		return cu;
-	units = units_of(mod, info);
 	return units ? cu_index_find(units, addr, ret_bias) : NULL;
 }
 
-/* The line table's file:line for 'addr', from libdwfl's index or else from the unit itself. */
-static const char *find_line(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr bias, uint64_t addr,
-			     uint32_t *ret_line)
+/* The line table's file:line for 'addr' in its unit. */
+static const char *find_line(Dwarf_Die *cu, Dwarf_Addr bias, uint64_t addr, uint32_t *ret_line)
 {
-	Dwfl_Line *dwfl_line = dwfl_module_getsrc(mod, addr);
-	Dwarf_Line *line;
-	const char *file;
+	Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, addr - bias) : NULL;
+	const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
 	int l = 0;
 
-	if (dwfl_line)
-		file = dwfl_lineinfo(dwfl_line, NULL, &l, NULL, NULL, NULL);
-	else if (cu && (line = dwarf_getsrc_die(cu, addr - bias))) {
-		file = dwarf_linesrc(line, NULL, NULL);
-		if (dwarf_lineno(line, &l) < 0)
-			l = 0;
-	} else
-		file = NULL;
+	if (file && dwarf_lineno(line, &l) < 0)
+		l = 0;
 	*ret_line = file && l > 0 ? (uint32_t)l : 0;
 	return file;
 }
@@ -154,7 +139,7 @@ static void add_dwarf_frames(FrameBuilder *b, Dwfl_Module *mod, ModuleInfo *info
 	uint32_t lineno;
 
 	cudie = find_cu(mod, info, addr, &bias);
-	file = find_line(mod, cudie, bias, addr, &lineno);
+	file = find_line(cudie, bias, addr, &lineno);
 	if (cudie)
 		function_chain_find(units_of(mod, info), cudie, addr - bias, &chain);
 	if (chain.n == 0) {
