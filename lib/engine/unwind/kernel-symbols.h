@@ -19,7 +19,8 @@ typedef struct KernelSymbols KernelSymbols;
  * the ELF notes of the same kernel; or a table kernel_symbols_write_table()
  * made (it carries the build-id: 'notes_fd' is not read). The descriptors
  * stay the caller's. -ENODATA if every address is 0 (kptr_restrict),
- * -EBADMSG for a damaged table.
+ * -EBADMSG for a damaged table (a sealed one, which is mapped, only for a
+ * damaged header or names: its symbols are checked as they are looked up).
  */
 int kernel_symbols_load(int kallsyms_fd, int notes_fd, KernelSymbols **ret);
 /*
@@ -36,7 +37,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(KernelSymbols *, kernel_symbols_free);
 /*
  * The symbol covering 'addr' (the nearest one at or below it, within the
  * kernel text); its name and module ("[kernel.kallsyms]" or "[module]").
- * Returns 0, or -ENOENT when no symbol covers 'addr'.
+ * Returns 0, or -ENOENT when no symbol covers 'addr', -EBADMSG when the
+ * symbol's name is not in the table (a damaged sealed table).
  */
 int kernel_symbols_lookup(const KernelSymbols *k, uint64_t addr, const char **ret_name,
 			  const char **ret_module, uint64_t *ret_start);
