@@ -13,19 +13,19 @@
 #include "id-map.h"
 
 /*
- * Version 1, host byte order (the cache never leaves the machine):
+ * Version 2, host byte order (the cache never leaves the machine):
  *   "PROFDSYM" u32 version u32 flags
  *   identity: file and debug {u64 dev, ino, size; i64 mtime_sec; u32 mtime_nsec}, u32 scope,
  *             u16 build-id length, the build-id
  *   u32 locations, each: u64 address, u8 frames, each: string function, string file,
  *             u32 line, u8 inlined
  *   the unwind table (cfi_table_write) when flags has FILE_HAS_CFI
- *   u64 FNV-1a of everything before it
+ *   u64 hash_checksum() of everything before it (version 1: FNV-1a, ~13x slower)
  * A string is a u32: NO_STRING, NEW_STRING followed by u16 length and that many bytes
  * ending in NUL, or the index of an earlier new string.
  */
 #define MAGIC "PROFDSYM"
-#define VERSION 1U
+#define VERSION 2U
 #define NO_STRING UINT32_MAX
 #define NEW_STRING (UINT32_MAX - 1)
 #define MAX_FRAMES 255
@@ -160,7 +160,7 @@ int symbol_module_serialize(SymbolModule *m, char **ret_data, size_t *ret_size)
 	}
 	data = p;
 	memcpy(data + count_at, &w.n_locations, sizeof(uint32_t));
-	sum = hash_fnv1a(HASH_FNV1A_BASIS, data, size);
+	sum = hash_checksum(data, size);
 	memcpy(data + size, &sum, sizeof(sum));
 	*ret_data = data;
 	*ret_size = size + sizeof(sum);
@@ -276,7 +276,7 @@ int symbol_module_deserialize(SymbolModule *m, const void *data, size_t size)
 	if (size < 8)
 		return -EBADMSG;
 	memcpy(&sum, (const char *)data + size - 8, 8);
-	if (sum != hash_fnv1a(HASH_FNV1A_BASIS, data, size - 8))
+	if (sum != hash_checksum(data, size - 8))
 		return -EBADMSG;
 	if (!BYTE_READER_GET(&r, magic) || memcmp(magic, MAGIC, 8) != 0 ||
 	    !BYTE_READER_GET(&r, version) || version != VERSION || !BYTE_READER_GET(&r, flags) ||
