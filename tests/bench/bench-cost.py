@@ -22,7 +22,10 @@ Starts a private dbus-daemon and profd on it (state in a temporary directory), t
   the start-up work still running and counted in it;
 - restart: profd stopped (SIGTERM) and started again on the same state directory, one
   session of the same binary: the cold figure after a restart (--restarts times, with a
-  baseline each of its restarts beside one of the build under test);
+  baseline each of its restarts beside one of the build under test); each round also
+  has a warm session of the same daemon just before its restart, and the ratio of the
+  two is printed per round (the goal: within 1.5x in every round), with the unwinder's
+  CPU and profd's own of both;
 - perf, the pinned reference: `perf record -F HZ --call-graph dwarf -p PID -o FILE --
   sleep SECONDS` then `perf report -i FILE --stdio`, CPU from rusage, divided by the
   samples perf wrote (`perf report --stats`); LOST records are its dropped samples;
@@ -525,12 +528,17 @@ def main():
                 base_warm.append(profd_session(base, a.workload_split, a.threads, a.seconds,
                                                a.hz))
         perf = perf_session(a.perf, a.workload_split, a.threads, a.seconds, a.hz, tmp)
-        restarts, base_restarts = [], []
+        # each restart beside a warm session of the same daemon just before it (same load);
+        # the unwinder's part of each apart (a restarted one starts in its session)
+        restarts, base_restarts, before, base_before = [], [], [], []
         for _ in range(a.restarts):
+            before.append(separated_session(d, a.workload_split, a.threads, a.seconds, a.hz))
             d.stop_profd()
             restartup = d.start_profd()
-            restarts.append(profd_session(d, a.workload_split, a.threads, a.seconds, a.hz))
+            restarts.append(separated_session(d, a.workload_split, a.threads, a.seconds, a.hz))
             if base:
+                base_before.append(profd_session(base, a.workload_split, a.threads, a.seconds,
+                                                 a.hz))
                 base.stop_profd()
                 base.start_profd()
                 base_restarts.append(profd_session(base, a.workload_split, a.threads, a.seconds,
@@ -556,6 +564,7 @@ def main():
         rows = [('profd first session (fresh state)', first)]
         rows += [('profd first at once after install', r) for r in installs]
         rows += [('profd after restart %d' % (i + 1), r) for i, r in enumerate(restarts)]
+        rows += [('profd warm before restart %d' % (i + 1), r) for i, r in enumerate(before)]
         rows += [('profd cold %d (never-seen copy)' % (i + 1), c) for i, c in enumerate(cold)]
         rows += [('profd warm %d' % (i + 1), w) for i, w in enumerate(warm)]
         if base_first:
@@ -589,6 +598,22 @@ def main():
             print('baseline restart cold / warm = %.2f (medians)' % (
                 statistics.median(r['us'] for r in base_restarts) /
                 statistics.median(w['us'] for w in base_warm)))
+        if restarts:
+            print('restart / the warm session just before it, per round: %s (highest %.2f)' % (
+                ', '.join('%.2f' % (r['us'] / w['us']) for r, w in zip(restarts, before)),
+                max(r['us'] / w['us'] for r, w in zip(restarts, before))))
+            print('  the unwinder per session, warm before / restarted (ms): %s' % ', '.join(
+                '%.1f/%.1f' % (w['helper'] * 1e3, r['helper'] * 1e3)
+                for r, w in zip(restarts, before)))
+            print('  profd itself per session, warm before / restarted (ms): %s' % ', '.join(
+                '%.1f/%.1f' % (w['profd'] * 1e3, r['profd'] * 1e3)
+                for r, w in zip(restarts, before)))
+        if base_restarts:
+            print('baseline restart / the warm session just before it, per round: %s '
+                  '(highest %.2f)' % (
+                      ', '.join('%.2f' % (r['us'] / w['us'])
+                                for r, w in zip(base_restarts, base_before)),
+                      max(r['us'] / w['us'] for r, w in zip(base_restarts, base_before))))
         print('profd start-up CPU (once, before any session): first start %.1f ms, restart %.1f ms'
               % (startup * 1e3, restartup * 1e3))
 
