@@ -114,8 +114,14 @@ bool session_target_admit_system(void *userdata, uint32_t pid)
 	pid_t parent;
 
 	(void)userdata;
-	/* a process gone already has nothing left to sample */
-	if (pid > INT32_MAX || task_get_ppid((pid_t)pid, &parent) < 0)
+	if (pid > INT32_MAX)
 		return false;
+	/*
+	 * Gone already (records are read after the fact, bpf's buckets only at the
+	 * end): its samples are the machine's all the same, and its files are known
+	 * from its records. Only a helper of ours that died slips in this way.
+	 */
+	if (task_get_ppid((pid_t)pid, &parent) < 0)
+		return true;
 	return parent != getpid();
 }
