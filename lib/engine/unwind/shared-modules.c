@@ -11,13 +11,23 @@
 #include "hash.h"
 #include "id-table.h"
 
-/* One file and its module, loaded as the first process that mapped it had it. */
+/*
+ * Tries at loading a file, each through another process, before it stays
+ * nameless: a process that exited before its samples were named (a churning
+ * machine; bpf names at the end) may no longer be asked for the file, while
+ * another one still maps it.
+ */
+#define LOAD_TRIES 16U
+
+/* One file and its module, loaded as the first process that could hand it over had it. */
 typedef struct SharedModule {
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
 	bool vdso;
 	uint64_t base;       /* the file's load base in that process */
-	AddressSpace *space; /* just this module (NULL: it does not load) */
+	AddressSpace *space; /* just this module (NULL: it did not load) */
+	uint32_t failed_pid; /* the process of the last try that failed */
+	uint32_t tries;      /* that failed */
 } SharedModule;
 
 struct SharedModules {
@@ -125,32 +135,58 @@ static void file_run(const ProcessMaps *maps, size_t at, size_t *ret_first, size
 	*ret_end = end;
 }
 
-/* The module of the file run [first, end) of 'maps', loaded alone in an address space of its own. */
+/* Does 'space' hold a module for the code 'maps' maps? */
+static bool space_has_module(AddressSpace *space, const ProcessMaps *maps)
+{
+	for (size_t i = 0; i < maps->n_mappings; i++) {
+		const ProcessMapping *m = &maps->mappings[i];
+		ModuleInfo *info;
+
+		if ((m->prot & PROT_EXEC) &&
+		    address_space_find(space, address_space_translate(space, m->start), &info))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The module of the file run [first, end) of 'maps', loaded alone in an
+ * address space of its own into 's', or a failed try counted there (a file
+ * that vanished, or whose process is gone).
+ */
 static int load_module(SharedModules *m, const ProcessMaps *maps, size_t first, size_t end,
-		       SharedModule *ret)
+		       SharedModule *s)
 {
 	_cleanup_(process_maps_freep) ProcessMaps *one = NULL;
 	const ProcessMapping *head = &maps->mappings[first];
+	AddressSpace *space = NULL;
 	int r;
 
-	*ret = (SharedModule){
-		.inode = head->inode,
-		.dev_major = head->dev_major,
-		.dev_minor = head->dev_minor,
-		.vdso = is_vdso(head),
-		.base = head->start - head->pgoff,
-	};
 	r = process_maps_new(maps->pid, &one);
 	for (size_t i = first; r >= 0 && i < end; i++)
 		r = process_maps_add(one, &maps->mappings[i]);
 	if (r >= 0)
-		r = address_space_new(m->files, m->cache, m->owner, &ret->space);
+		r = address_space_new(m->files, m->cache, m->owner, &space);
 	if (r >= 0)
-		r = address_space_update(ret->space, one);
-	if (r < 0)
-		ret->space = address_space_free(ret->space);
-	/* a file that does not load stays nameless: remembered, not retried per address */
-	return r == -ENOMEM ? r : 0;
+		r = address_space_update(space, one);
+	if (r >= 0 && !space_has_module(space, one))
+		r = -ENOENT;
+	if (r < 0) {
+		address_space_free(space);
+		s->failed_pid = maps->pid;
+		s->tries++;
+		/* remembered: tried again only through another process (try_again()) */
+		return r == -ENOMEM ? r : 0;
+	}
+	s->base = head->start - head->pgoff;
+	s->space = space;
+	return 0;
+}
+
+/* Worth another try, through this process? */
+static bool try_again(const SharedModule *s, const ProcessMaps *maps)
+{
+	return !s->space && s->tries < LOAD_TRIES && s->failed_pid != maps->pid;
 }
 
 Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64_t addr,
@@ -158,7 +194,7 @@ Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64
 {
 	SharedModules *m = userdata;
 	const ProcessMapping *map = process_maps_find(maps, addr);
-	const SharedModule *s;
+	SharedModule *s;
 	size_t first, end;
 	uint32_t slot;
 
@@ -167,7 +203,12 @@ Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64
 		return NULL;
 	file_run(maps, (size_t)(map - maps->mappings), &first, &end);
 	if (!find(m, map, &slot)) {
-		SharedModule loaded;
+		SharedModule loaded = {
+			.inode = map->inode,
+			.dev_major = map->dev_major,
+			.dev_minor = map->dev_minor,
+			.vdso = is_vdso(map),
+		};
 
 		if (id_table_reserve(&m->by_file, 1, module_hash, m) < 0 ||
 		    ARRAY_RESERVE(m->modules, m->allocated, m->n + 1, 32) < 0 ||
@@ -178,6 +219,8 @@ Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64
 		id_table_insert(&m->by_file, slot, (uint32_t)m->n++);
 	}
 	s = &m->modules[m->by_file.slots[slot]];
+	if (try_again(s, maps) && load_module(m, maps, first, end, s) < 0)
+		return NULL;
 	if (!s->space)
 		return NULL;
 	/* the same file bytes, where the module has them */
