@@ -31,6 +31,13 @@
 #define RING_MILLISECONDS 250
 #define RING_MIN_SAMPLES 8
 #define RING_MAX_BYTES (2048U * 1024U)
+/*
+ * Many processes (a cgroup, the whole machine): a ring holds their side band
+ * too, a FORK, COMM, EXIT and an MMAP2 per file for every process started,
+ * thousands a second on a machine that runs a build. perf record -a maps
+ * 512 KiB per CPU for it.
+ */
+#define RING_MIN_BYTES_PROCESSES (512U * 1024U)
 /* the rings' readiness wakes the caller; every step drains them all anyway */
 #define SOURCE_RING SESSION_SOURCE_BACKEND
 
@@ -238,6 +245,8 @@ static void session_size_rings(SamplingSession *s)
 		want = RING_MAX_BYTES;
 	if (want < RING_MIN_SAMPLES * sample)
 		want = RING_MIN_SAMPLES * sample;
+	if (s->target && want < RING_MIN_BYTES_PROCESSES)
+		want = RING_MIN_BYTES_PROCESSES;
 	s->ring_size = ring_data_size_for(want);
 	/* wake the collector at a quarter full: three quarters of a ring (~180 ms at 999 Hz with
 	 * 8 KiB stacks) absorb a collector thread that is not scheduled at once */
