@@ -350,8 +350,11 @@ static int session_new_resolver(HelperSession *s, const UnwinderSessionStart *m,
 	if (r < 0)
 		return r;
 	process_resolvers_set_namespace_pid(s->resolvers, helper_namespace_pid, s);
-	return profile_builder_new(0, m->period_nanos, process_resolvers_resolve, s->resolvers,
-				   &s->builder);
+	r = profile_builder_new(0, m->period_nanos, process_resolvers_resolve, s->resolvers,
+				&s->builder);
+	if (r >= 0) /* what a process that exited kept goes with it */
+		profile_builder_set_exit_hook(s->builder, process_resolvers_exited, s->resolvers);
+	return r;
 }
 
 static int start_session(Unwinder *u, const UnwinderSessionStart *m, int memfd, int eventfd)

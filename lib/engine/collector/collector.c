@@ -678,6 +678,8 @@ static int collector_new_consumer(Collector *c, const CollectorOptions *o, const
 	if (r < 0)
 		return r;
 	r = profile_builder_new(pid, m->period_nanos, resolve, resolve_userdata, &c->builder);
+	if (r >= 0 && c->resolvers) /* what a process that exited kept goes with it */
+		profile_builder_set_exit_hook(c->builder, process_resolvers_exited, c->resolvers);
 	if (r >= 0)
 		r = profile_builder_set_target(c->builder, m->target,
 					       o->sampling.target ? o->sampling.target->unit : NULL);

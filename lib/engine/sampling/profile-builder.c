@@ -15,6 +15,8 @@ struct ProfileBuilder {
 	FrameCache *cache; /* the default resolver's */
 	SampleResolveFn resolve;
 	void *resolve_userdata;
+	ProcessExitFn on_exit;
+	void *on_exit_userdata;
 	uint64_t start_mono;
 	ProfileBuilderStats stats;
 };
@@ -138,6 +140,8 @@ static int builder_on_process_record(ProfileBuilder *b, const PerfRecord *rec)
 	r = process_table_apply(b->processes, rec);
 	if (r >= 0 && rec->type == PERF_RECORD_COMM && profile_find_thread(b->profile, rec->comm.tid))
 		r = profile_set_thread(b->profile, rec->comm.tid, rec->comm.comm);
+	if (r >= 0 && b->on_exit && rec->type == PERF_RECORD_EXIT && rec->task.pid == rec->task.tid)
+		b->on_exit(b->on_exit_userdata, rec->task.pid);
 	return r;
 }
 
@@ -163,6 +167,12 @@ int profile_builder_add(ProfileBuilder *b, const PerfRecord *rec)
 	default:
 		return 0;
 	}
+}
+
+void profile_builder_set_exit_hook(ProfileBuilder *b, ProcessExitFn fn, void *userdata)
+{
+	b->on_exit = fn;
+	b->on_exit_userdata = userdata;
 }
 
 const Profile *profile_builder_get_profile(const ProfileBuilder *b)

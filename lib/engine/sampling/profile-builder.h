@@ -37,6 +37,15 @@ int profile_builder_new(uint32_t pid, uint64_t period_nanos, SampleResolveFn res
 ProfileBuilder *profile_builder_free(ProfileBuilder *b);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ProfileBuilder *, profile_builder_free);
 
+/*
+ * Many processes: 'fn' is told of each process whose EXIT record the builder
+ * took; its samples came before it. The resolver may let go of what it keeps
+ * for it (process_resolvers_exited()): a machine that starts thousands of
+ * processes a second would otherwise hold all of them until the end.
+ */
+typedef void (*ProcessExitFn)(void *userdata, uint32_t pid);
+void profile_builder_set_exit_hook(ProfileBuilder *b, ProcessExitFn fn, void *userdata);
+
 /* Where the window starts: sample times become offsets from 'start_mono'. */
 void profile_builder_set_start(ProfileBuilder *b, uint64_t start_mono, uint64_t start_unix);
 /* The window covered, once known. */

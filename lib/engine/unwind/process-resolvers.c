@@ -244,6 +244,11 @@ void process_resolvers_forget(ProcessResolvers *r, uint32_t pid)
 	}
 }
 
+void process_resolvers_exited(void *userdata, uint32_t pid)
+{
+	process_resolvers_forget(userdata, pid);
+}
+
 size_t process_resolvers_count(const ProcessResolvers *r)
 {
 	return r->n_entries;

@@ -46,6 +46,8 @@ void process_resolvers_set_namespace_pid(ProcessResolvers *r, ProcessNamespacePi
  * its stack-quality counts stay in the session's.
  */
 void process_resolvers_forget(ProcessResolvers *r, uint32_t pid);
+/* The same as a ProcessExitFn (profile-builder.h); 'userdata' is the ProcessResolvers. */
+void process_resolvers_exited(void *userdata, uint32_t pid);
 
 /*
  * At the end of the session: stack_resolver_finish() for every process (late
