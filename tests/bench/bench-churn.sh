@@ -6,10 +6,14 @@
 # same window as the reference for the number of samples.
 # Each round runs one profd session (BACKENDS, default "bpf perf-fp
 # perf-dwarf") beside perf record while two busy workloads run; the churning
-# round adds CHURNERS shell loops that fork and exec /bin/true continuously.
+# round adds CHURNERS shell loops that fork and exec CHURN_CMD (default
+# /bin/true) continuously; a compiler (CHURN_CMD='cc -c -x c /dev/null -o
+# /dev/null') maps large binaries afresh in every process, as a build does.
 # profd's CPU is the growth of its cgroup's cpu.stat usage over the session
 # (profd and its unwinder); "named" is the share of the profile's samples whose
-# leaf frame has a function name (not module+0xADDR, not a bare address).
+# leaf frame has a function name (not module+0xADDR, not a bare address), next
+# to the share of perf's samples whose leaf perf script names; "VM MiB" the
+# most the unwinder had mapped during the session (its RLIMIT_AS is 4 GiB).
 # Usage: bench-churn.sh PROFCTL WORKLOAD_SPLIT [SECONDS]   (root; PROFD and
 # DAEMON_TEST_LIB in the environment)
 source "$DAEMON_TEST_LIB"
@@ -19,6 +23,7 @@ workload=$2
 seconds=${3:-${BENCH_SECONDS:-8}}
 backends=${BACKENDS:-bpf perf-fp perf-dwarf}
 churners=${CHURNERS:-2}
+churn_cmd=${CHURN_CMD:-/bin/true}
 tmp=$T/bench
 mkdir -p "$tmp"
 mount=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
@@ -39,14 +44,27 @@ bench_cleanup() {
 trap bench_cleanup EXIT
 
 profd_usec() { sed -n 's/^usage_usec //p' "$cg/cpu.stat"; }
-field() { sed -n "s/^ *\"$2\": \\([0-9.]*\\),*$/\\1/p" "$tmp/$1.json" | head -1; }
 perf_samples() {
 	perf script -i "$tmp/$1" -F tid 2>/dev/null | wc -l
 }
 
-# session NAME BACKEND: profd's session (metrics and folded) beside perf record
+# the most the unwinder (of uid 0) had mapped, in MiB, polled until killed
+watch_unwinder() {
+	local u kb peak=0
+	while :; do
+		u=$(pgrep -P "$PROFD_PID" -x profd-unwinder | head -1)
+		kb=$(awk '/^VmSize/ { print $2 }' "/proc/$u/status" 2>/dev/null)
+		((${kb:-0} > peak)) && { peak=$kb; echo $((peak / 1024)) >"$1"; }
+		sleep 0.2
+	done
+}
+
+# session NAME BACKEND: profd's session (folded) beside perf record
 session() {
-	local before after perf
+	local before after perf watch
+	echo - >"$tmp/$1.vm"
+	watch_unwinder "$tmp/$1.vm" &
+	watch=$!
 	perf record -a -g -F 99 -o "$tmp/$1.perf" -- sleep "$seconds" >/dev/null 2>&1 &
 	perf=$!
 	before=$(profd_usec)
@@ -54,8 +72,8 @@ session() {
 		-o "$tmp/$1.folded" >"$tmp/$1.out" 2>"$tmp/$1.err"
 	after=$(profd_usec)
 	wait $perf
-	"$profctl" --address="$BUS" export "$(sed -n 's/^<6>session \([0-9a-f]*\): .*/\1/p' "$T/profd.log" | tail -1)" \
-		-f metrics -o "$tmp/$1.json" 2>>"$tmp/$1.err"
+	kill $watch
+	wait $watch 2>/dev/null
 	awk -v a="$before" -v b="$after" 'BEGIN { printf "%.3f", (b - a) / 1e6 }' >"$tmp/$1.cpu"
 }
 
@@ -66,17 +84,25 @@ named_share() {
 	     END { if (total) printf "%.3f", named / total; else printf "-" }' "$tmp/$1.folded" 2>/dev/null
 }
 
+# the same of perf's samples: a line of its comm, then (a tab first) its leaf frame
+perf_named_share() {
+	perf script -i "$tmp/$1" -F comm,ip,sym --max-stack=1 2>/dev/null | awk '
+		NF == 0 { next }
+		/^\t/ { if ($2 != "[unknown]") named++; next }
+		{ total++ }
+		END { if (total) printf "%.3f", named / total; else printf "-" }'
+}
+
 report() { # NAME
 	local cpu samples perf
 	cpu=$(cat "$tmp/$1.cpu")
 	samples=$(awk '{ n += $NF } END { print n + 0 }' "$tmp/$1.folded" 2>/dev/null)
 	perf=$(perf_samples "$1.perf")
-	printf "%-22s %8s %8s %8s %10s %7s %6s %s\n" "$1" "$cpu" "${samples:--}" "${perf:--}" \
+	printf "%-22s %8s %8s %8s %10s %7s %6s %6s %8s\n" "$1" "$cpu" "${samples:--}" "${perf:--}" \
 		"$(awk -v c="$cpu" -v s="${samples:-0}" 'BEGIN { if (s > 0) printf "%.1f", c * 1e6 / s; else printf "-" }')" \
 		"$(awk -v s="${samples:-0}" -v p="${perf:-0}" 'BEGIN { if (p > 0) printf "%.3f", s / p; else printf "-" }')" \
-		"$(named_share "$1")" \
-		"thr $(field "$1" consumer_throttled_nanos) dropped $(field "$1" samples_dropped)/$(field "$1" backlog_dropped) unrec $(field "$1" samples_unrecorded)"
-	[ -s "$tmp/$1.json" ] || echo "  $1: no metrics: $(grep -v '^ \|^stack quality' "$tmp/$1.err" | head -c 300)"
+		"$(named_share "$1")" "$(perf_named_share "$1.perf")" "$(cat "$tmp/$1.vm")"
+	[ -s "$tmp/$1.folded" ] || echo "  $1: no profile: $(grep -v '^ \|^stack quality' "$tmp/$1.err" | head -c 300)"
 }
 
 mkdir "$cg" || fail "cannot create cgroup $cg"
@@ -88,14 +114,14 @@ for _ in 1 2; do
 	CHILDREN+=($!)
 done
 
-printf "whole machine, 99 Hz on %d CPUs, %d s a session, two busy workloads, %d churners\n" \
-	"$(nproc)" "$seconds" "$churners"
-printf "%-22s %8s %8s %8s %10s %7s %6s %s\n" session "CPU s" samples perf "us/sample" "s/perf" named notes
+printf "whole machine, 99 Hz on %d CPUs, %d s a session, two busy workloads, %d churners of '%s'\n" \
+	"$(nproc)" "$seconds" "$churners" "$churn_cmd"
+printf "%-22s %8s %8s %8s %10s %7s %6s %6s %8s\n" session "CPU s" samples perf "us/sample" "s/perf" named "perf" "VM MiB"
 for b in $backends; do
 	session "steady-$b" "$b"
 	report "steady-$b"
 	for _ in $(seq "$churners"); do
-		bash -c 'while :; do /bin/true; done' &
+		bash -c "while :; do $churn_cmd; done" >/dev/null 2>&1 &
 		CHURN+=($!)
 	done
 	before=$(awk '/^processes/ { print $2 }' /proc/stat)
