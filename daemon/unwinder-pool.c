@@ -69,6 +69,7 @@ struct Helper {
 	uint64_t last_heard; /* CLOCK_MONOTONIC usec of its last message */
 	uint64_t idle_since; /* CLOCK_MONOTONIC usec its last session ended; 0 while it has one */
 	unsigned n_attached;
+	bool hung; /* killed for it: its sessions go on once it is reaped (on_helper_exit()) */
 };
 
 struct UnwinderPool {
@@ -197,8 +198,9 @@ static int attachment_resume(UnwinderPool *p, Attachment *a)
 }
 
 /*
- * The unwinder of a uid failed: it goes. With 'resume' (it died or hung), each
- * of its sessions goes on with a new one, SESSION_RESTARTS_MAX times at most;
+ * The unwinder of a uid failed: it goes. With 'resume' (it is dead: it crashed,
+ * or was killed as hung, and is reaped), each of its sessions goes on with a
+ * new one, SESSION_RESTARTS_MAX times at most;
  * otherwise, or past that, each fails with 'why'.
  */
 static void helper_fail(Helper *h, int error, const char *why, bool resume)
@@ -212,9 +214,6 @@ static void helper_fail(Helper *h, int error, const char *why, bool resume)
 			*l = h->next;
 			break;
 		}
-	/* one that hangs may only be slow: gone before another takes its backlogs */
-	if (resume)
-		helper_kill(h);
 	for (Attachment *a = p->attachments, *next; a; a = next) {
 		next = a->next;
 		if (a->helper != h)
@@ -538,12 +537,14 @@ static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, 
 	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0)
 		return 0;
 	helper_forget_pid(h);
-	if (info.si_code == CLD_EXITED)
+	if (h->hung)
+		snprintf(why, sizeof(why), "did not answer in time; killed");
+	else if (info.si_code == CLD_EXITED)
 		snprintf(why, sizeof(why), "exited with status %d", info.si_status);
 	else
 		snprintf(why, sizeof(why), "killed by signal %d (%s)", info.si_status,
 			 strsignal(info.si_status));
-	helper_fail(h, -ECONNRESET, h->n_attached > 0 ? why : NULL, true);
+	helper_fail(h, h->hung ? -ETIMEDOUT : -ECONNRESET, h->n_attached > 0 ? why : NULL, true);
 	return 0;
 }
 
@@ -553,6 +554,19 @@ static bool helper_has_unread(const Helper *h)
 	struct pollfd p = { .fd = h->sock, .events = POLLIN };
 
 	return h->sock_source && poll(&p, 1, 0) > 0;
+}
+
+/*
+ * One that hangs may only be slow: it is killed, and its sessions go on with a
+ * new one once it is reaped (on_helper_exit()), never two on one backlog. The
+ * loop does not wait for its end meanwhile (a process's exit may take long:
+ * its memory freed, a file system's request given up), nor hears it.
+ */
+static void helper_kill_hung(Helper *h)
+{
+	h->hung = true;
+	h->sock_source = sd_event_source_disable_unref(h->sock_source);
+	(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
 }
 
 /*
@@ -568,6 +582,8 @@ static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
 
 	for (Helper *h = p->helpers, *next; h; h = next) {
 		next = h->next;
+		if (h->hung)
+			continue; /* killed: its end comes */
 		if (h->n_attached > 0 && p->deadline > 0 && now >= p->deadline) {
 			snprintf(why, sizeof(why),
 				 "did not finish within %" PRIu64 " s once profd began to stop; killed",
@@ -576,7 +592,7 @@ static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
 		/* one held back is not heard meanwhile, by our choice */
 		} else if (h->n_attached > 0 && !h->throttled &&
 			   now - h->last_heard > p->options.timeout_usec && !helper_has_unread(h))
-			helper_fail(h, -ETIMEDOUT, "did not answer in time; killed", true);
+			helper_kill_hung(h);
 		else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
 			helper_fail(h, 0, NULL, false);
 	}
