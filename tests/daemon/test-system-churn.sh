@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Root's whole-machine sessions (bpf, then perf-fp) while shell loops fork and
+# Root's whole-machine sessions (bpf, perf-fp, perf-dwarf) while shell loops fork and
 # exec /bin/true continuously, each beside `perf record -a -g` over the same
 # window: profd's profile holds as large a share of its samples in the
 # short-lived `true` processes as perf's does (they are gone by the time
 # their records are read: not excluded, their rings not overrun by the side
 # band of thousands of processes), and names as large a share of its leaf
 # frames (a file the first process asked through could no longer hand over
-# is had through another). Shares of the same window, compared as ratios.
+# is had through another; in DWARF mode, where each process has its own
+# address space, the file another process handed over is used again). Shares
+# of the same window, compared as ratios.
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || { echo "SKIP: whole-machine sessions are root's"; exit 77; }
@@ -38,7 +40,7 @@ perf_shares() {
 		END { print total + 0, t + 0, named + 0 }'
 }
 
-for backend in bpf perf-fp; do
+for backend in bpf perf-fp perf-dwarf; do
 	perf record -a -g -F 99 -o "$T/$backend.perf" -- sleep "$seconds" >/dev/null 2>&1 &
 	perf=$!
 	"$PROFCTL" --address="$BUS" record -a -F 99 -d "$seconds" --backend "$backend" \

@@ -2,14 +2,32 @@
 #include "process-resolvers.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "cleanup.h"
 #include "id-table.h"
 #include "shared-modules.h"
 #include "target-files.h"
+
+/*
+ * DWARF mode: mapped files kept open by identity, at most. Each process has
+ * its own address space there, and a process gone before its samples are
+ * named (a churning machine) may no longer hand its files over; another one
+ * mapping the same file did (frame-pointer mode shares whole modules).
+ */
+#define KEPT_FILES_MAX 64U
+
+typedef struct KeptFile {
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	int fd;
+} KeptFile;
 
 typedef struct Entry {
 	uint32_t pid;
@@ -21,6 +39,10 @@ struct ProcessResolvers {
 	SymbolCache *own_cache;
 	SharedModules *shared;        /* frame-pointer mode: one module per file for all */
 	ModuleFinder finder;
+	const TargetFileOpener *inner_files; /* DWARF mode: what 'files' asks when it has no copy */
+	TargetFileOpener files;
+	KeptFile *kept;
+	size_t n_kept, kept_allocated;
 	ProcessNamespacePidFn namespace_pid; /* NULL: target_namespace_pid() */
 	void *namespace_pid_userdata;
 	IdTable by_pid;               /* ids: indices into entries */
@@ -50,11 +72,52 @@ ProcessResolvers *process_resolvers_free(ProcessResolvers *r)
 	id_table_done(&r->by_pid);
 	stack_quality_free(r->quality);
 	free(r->frame_module);
+	for (size_t i = 0; i < r->n_kept; i++)
+		safe_close(r->kept[i].fd);
+	free(r->kept);
 	/* after the resolvers, which name through them */
 	shared_modules_free(r->shared);
 	symbol_cache_free(r->own_cache);
 	free(r);
 	return NULL;
+}
+
+/* Keep a copy of 'fd' when it is the very file 'req' names. */
+static void keep_file(ProcessResolvers *r, const TargetFileRequest *req, int fd)
+{
+	struct stat st;
+	int copy;
+
+	if (r->n_kept >= KEPT_FILES_MAX || fstat(fd, &st) < 0 || st.st_ino != req->inode ||
+	    st.st_dev != makedev(req->dev_major, req->dev_minor) ||
+	    ARRAY_RESERVE(r->kept, r->kept_allocated, r->n_kept + 1, 16) < 0)
+		return;
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (copy >= 0)
+		r->kept[r->n_kept++] = (KeptFile){ req->inode, req->dev_major, req->dev_minor, copy };
+}
+
+/* TargetFileOpenFn of DWARF mode: a mapped file some process handed over before, by identity. */
+static int open_kept(const TargetFileRequest *req, void *userdata)
+{
+	ProcessResolvers *r = userdata;
+	int fd;
+
+	if (req->kind != TARGET_FILE_MAPPED || req->inode == 0)
+		return target_file_opener_open(r->inner_files, req);
+	for (size_t i = 0; i < r->n_kept; i++) {
+		const KeptFile *k = &r->kept[i];
+
+		if (k->inode == req->inode && k->dev_major == req->dev_major &&
+		    k->dev_minor == req->dev_minor) {
+			fd = fcntl(k->fd, F_DUPFD_CLOEXEC, 3);
+			return fd < 0 ? negative_errno() : fd;
+		}
+	}
+	fd = target_file_opener_open(r->inner_files, req);
+	if (fd >= 0)
+		keep_file(r, req, fd);
+	return fd;
 }
 
 int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers **ret)
@@ -81,6 +144,11 @@ int process_resolvers_new(const StackResolverOptions *options, ProcessResolvers 
 			return k;
 		r->finder = (ModuleFinder){ shared_modules_find, r->shared };
 		r->options.modules = &r->finder;
+	}
+	if (r->options.mode == STACK_UNWIND_DWARF) {
+		r->inner_files = r->options.files ?: &target_file_opener_default;
+		r->files = (TargetFileOpener){ open_kept, r };
+		r->options.files = &r->files;
 	}
 	k = id_table_init(&r->by_pid, 32);
 	if (k < 0)

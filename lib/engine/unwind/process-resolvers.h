@@ -7,7 +7,9 @@
  * all sharing one SymbolCache and, in frame-pointer mode, one module per
  * mapped file (shared-modules.h): a binary is loaded and named once however
  * many processes run it, so the cost follows distinct binaries, not
- * processes. DWARF unwinding keeps an address space per process.
+ * processes. DWARF unwinding keeps an address space per process; the files
+ * they map are opened once, by identity, and handed to each (a process gone
+ * before its samples are named cannot hand its own over).
  *
  *     ProcessResolvers *rs;
  *     process_resolvers_new(&(StackResolverOptions){ .mode = ..., .cache = cache }, &rs);
