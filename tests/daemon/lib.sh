@@ -221,26 +221,24 @@ finished_session() {
 	echo "$path"
 }
 
+# file_says FILE TEXT: FILE holds TEXT (for wait_until)
+file_says() {
+	[[ $(cat "$1" 2>/dev/null) == "$2" ]]
+}
+
 # stall_terminals DIR N SESSION_PATH FORMAT UID: N ExportToFd calls as UID into terminals whose
 # output is stopped (pty-exports.py, which needs EXPORT_FD3); returns once all N are waiting
 stall_terminals() {
 	mkdir -p "$1"
 	spawn /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/pty-exports.py" "$@"
-	for _ in $(seq 200); do
-		[[ $(cat "$1/pending" 2>/dev/null) == "$2" ]] && return 0
-		sleep 0.05
-	done
-	fail "the $2 terminal exports did not all start waiting"
+	wait_until 120 file_says "$1/pending" "$2" ||
+		fail "the $2 terminal exports did not all start waiting"
 }
 
 # drain_terminals DIR: read the terminals of stall_terminals; "STATUS BYTES" per call in DIR/drained
 drain_terminals() {
 	touch "$1/drain"
-	for _ in $(seq 600); do
-		[[ -s $1/drained ]] && return 0
-		sleep 0.05
-	done
-	fail "the terminal exports did not end once read"
+	wait_until 120 test -s "$1/drained" || fail "the terminal exports did not end once read"
 }
 
 # export_to FILE PATH FORMAT: the session's export through ExportToFd
@@ -253,6 +251,10 @@ export_to() {
 profd_fds() {
 	ls "/proc/$PROFD_PID/fd" | wc -l
 }
+
+# profd_fds_at_least N, profd_fds_at_most N: for wait_until
+profd_fds_at_least() { (($(profd_fds) >= $1)); }
+profd_fds_at_most() { (($(profd_fds) <= $1)); }
 
 profd_rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$PROFD_PID/status"
@@ -294,11 +296,8 @@ health_after() {
 	local fds rss
 	kill -0 "$PROFD_PID" 2>/dev/null || fail "$1: profd exited"
 	other_served
-	for _ in $(seq 200); do
-		fds=$(profd_fds)
-		((fds <= HEALTH_FDS)) && break
-		sleep 0.05
-	done
+	wait_until 120 profd_fds_at_most "$HEALTH_FDS"
+	fds=$(profd_fds)
 	((fds <= HEALTH_FDS)) || fail "$1: profd holds $fds fds, $HEALTH_FDS before: $(ls -l "/proc/$PROFD_PID/fd" | tail -n 5)"
 	rss=$(profd_rss_kb)
 	((rss - HEALTH_RSS <= ${2:-131072})) ||

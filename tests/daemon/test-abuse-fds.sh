@@ -32,11 +32,8 @@ stop = threading.Event()
 for _ in range(int(sys.argv[1])):
 	threading.Thread(target=stop.wait, daemon=True).start()
 time.sleep(120)' "$1"
-	for _ in $(seq 200); do
-		(($(awk '/^Threads:/ { print $2 }' "/proc/$SPAWNED/status") > $1)) && return 0
-		sleep 0.05
-	done
-	fail "the target with $1 threads did not start them"
+	wait_until 120 runs_program "$SPAWNED" /usr/bin/python3 $(($1 + 1)) ||
+		fail "the target with $1 threads did not start them"
 }
 nobody_start() { # PID
 	as_nobody busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' "$1" 99 30000000 0

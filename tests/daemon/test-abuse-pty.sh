@@ -15,6 +15,9 @@ start_profd
 threads() {
 	awk '/^Threads:/ { print $2 }' "/proc/$PROFD_PID/status"
 }
+threads_at_least() { # N: for wait_until
+	(($(threads) >= $1))
+}
 spawn_workload 2 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 2
 nobody_target=$SPAWNED
 spawn_workload "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 300 1
@@ -31,11 +34,8 @@ stall() { # DIR: six stopped terminals exporting uid 65534's session, each copie
 	local base
 	base=$(threads)
 	stall_terminals "$1" 6 "$BUS" "$stalled" firefox $NOBODY
-	for _ in $(seq 200); do
-		(($(threads) >= base + 6)) && return 0
-		sleep 0.05
-	done
-	fail "profd does not copy into six terminals on six threads: $(threads) threads, $base before"
+	wait_until 120 threads_at_least $((base + 6)) ||
+		fail "profd does not copy into six terminals on six threads: $(threads) threads, $base before"
 }
 
 stall "$T/round1"

@@ -6,7 +6,10 @@
 # Its quotas evict only its own oldest runs and sessions (uid 2's and root's
 # stay), stored records are not kept in memory (profd's RSS grows by far less
 # than what was sent), running sessions and requests in progress stop at
-# its quota while uid 2 and root still get theirs.
+# its quota while uid 2 and root still get theirs. The fifth request is sent
+# only once profd holds the four pinned ones' descriptors (however long a
+# loaded machine takes; never reaching it fails), so its refusal is the
+# quota's: a profd without the quota serves it and fails the test.
 source "$(dirname "$0")/lib.sh"
 : "${FIXTURES_DIR:?}" "${PROFCTL:?}" "${EXPORT_FD3:?}" "${SUBMIT_THEN_LIST:?}"
 
@@ -113,10 +116,9 @@ ok "running sessions: uid 65534 stops at 2, uid $OTHER and root still start thei
 
 # requests in progress: four exports into stopped terminals pin uid 65534's quota of 4
 stall_terminals "$T/ptys" 4 "$BUS" "$b" folded $NOBODY
-for _ in $(seq 200); do # until profd holds the four (four descriptors each)
-	(($(profd_fds) >= HEALTH_FDS + 16)) && break
-	sleep 0.05
-done
+# until profd holds the four (four descriptors each): the fifth is refused only then
+wait_until 120 profd_fds_at_least $((HEALTH_FDS + 16)) ||
+	fail "profd never held the four stalled exports: $(profd_fds) fds, $HEALTH_FDS before"
 msg=$(expect_error org.freedesktop.DBus.Error.LimitsExceeded \
 	as_nobody busctl --address="$BUS" call $DEST "$b" $SES Export s folded)
 [[ $msg == *MaxRequestsPerUser* ]] || fail "the fifth request's refusal does not name the quota: $msg"

@@ -25,10 +25,7 @@ health_before
 as_other "$WATCH_SIGNALS" "$BUS" >"$T/other-signals" &
 watcher=$!
 CHILDREN+=("$watcher")
-for _ in $(seq 100); do
-	[[ -s $T/other-signals ]] && break
-	sleep 0.05
-done
+wait_until 120 test -s "$T/other-signals"
 [[ $(head -n 1 "$T/other-signals") == ready ]] || fail "the watcher did not start"
 
 spawn_workload "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 1
