@@ -186,29 +186,27 @@ prop() {
 	bctl get-property $DEST "$1" $SES "$2" | cut -d' ' -f2- | tr -d '"'
 }
 
-# wait_state PATH STATE [SECONDS]
+# wait_state PATH STATE [SECONDS]: SECONDS (default 60) of the wall clock, a hang guard
 wait_state() {
-	local s=
-	for _ in $(seq $((${3:-20} * 20))); do
-		s=$(prop "$1" State)
-		[[ $s == "$2" ]] && return 0
+	local s deadline=$((SECONDS + ${3:-60}))
+	s=$(prop "$1" State)
+	until [[ $s == "$2" ]]; do
+		((SECONDS < deadline)) || fail "session $1 is '$s', not '$2'"
 		sleep 0.05
+		s=$(prop "$1" State)
 	done
-	fail "session $1 is '$s', not '$2'"
 }
 
-# wait_finished PATH [SECONDS]: wait for completed or failed, print it
+# wait_finished PATH [SECONDS]: wait for completed or failed, print it (SECONDS as wait_state's)
 wait_finished() {
-	local s=
-	for _ in $(seq $((${2:-20} * 20))); do
-		s=$(prop "$1" State)
-		if [[ $s == completed || $s == failed ]]; then
-			echo "$s"
-			return 0
-		fi
+	local s deadline=$((SECONDS + ${2:-60}))
+	s=$(prop "$1" State)
+	until [[ $s == completed || $s == failed ]]; do
+		((SECONDS < deadline)) || fail "session $1 did not finish: still '$s'"
 		sleep 0.05
+		s=$(prop "$1" State)
 	done
-	fail "session $1 did not finish: still '$s'"
+	echo "$s"
 }
 
 # finished_session AS... PID HZ USEC: start a session of PID as the command prefix AS (e.g.
