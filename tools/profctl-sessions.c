@@ -18,6 +18,21 @@
 
 
 /* Parse "VERB [--help] ARG" for verbs that take one session id and no options. */
+/*
+ * A session and its exports are gone once released, and `profctl record`
+ * releases its own as it ends (DESIGN.md, Release): say so, and where the run went.
+ */
+#define NO_SUCH_SESSION                                                                             \
+	"no such session (a session and its exports are gone once released, and 'profctl record' "    \
+	"releases its own when it ends; its run record stays: see 'profctl runs')"
+
+/* Run ids ('profctl runs') have '-' in them: the likeliest id given for a session's. */
+static void log_invalid_session_id(const char *id)
+{
+	fprintf(stderr, "profctl: invalid session id '%s': use letters, digits and '_'%s\n", id,
+		strchr(id, '-') ? " (a run id is not a session id: see 'profctl run show')" : "");
+}
+
 static int parse_id_argument(int argc, char **argv, const char *usage, const char **ret_id)
 {
 	static const struct option options[] = {
@@ -169,7 +184,7 @@ int verb_status(const ProfctlContext *ctx, int argc, char **argv)
 	if (r <= 0)
 		return r < 0 ? PROFCTL_EXIT_USAGE : PROFCTL_EXIT_SUCCESS;
 	if (profctl_session_path(id, &path) < 0) {
-		fprintf(stderr, "profctl: invalid session id '%s': use letters, digits and '_'\n", id);
+		log_invalid_session_id(id);
 		return PROFCTL_EXIT_USAGE;
 	}
 	if (!object || profctl_bus_open(ctx, &bus) < 0)
@@ -178,7 +193,7 @@ int verb_status(const ProfctlContext *ctx, int argc, char **argv)
 			       &reply, "s", PROFD_SESSION_INTERFACE);
 	if (r < 0) {
 		fprintf(stderr, "profctl: cannot get the status of session '%s': %s\n", id,
-			sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT) ? "no such session" :
+			sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT) ? NO_SUCH_SESSION :
 			error.message ? error.message : strerror(-r));
 		sd_bus_error_free(&error);
 		return PROFCTL_EXIT_FAILURE;
@@ -216,7 +231,7 @@ static int call_session(const ProfctlContext *ctx, const char *id, const char *w
 	int r;
 
 	if (profctl_session_path(id, &path) < 0) {
-		fprintf(stderr, "profctl: invalid session id '%s': use letters, digits and '_'\n", id);
+		log_invalid_session_id(id);
 		return -EINVAL;
 	}
 	r = profctl_bus_open(ctx, &bus);
@@ -229,7 +244,7 @@ static int call_session(const ProfctlContext *ctx, const char *id, const char *w
 		if (asprintf(&context, "cannot %s session '%s'", what, id) < 0)
 			context = NULL;
 		if (sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
-			fprintf(stderr, "profctl: %s: no such session\n", context ? context : what);
+			fprintf(stderr, "profctl: %s: %s\n", context ? context : what, NO_SUCH_SESSION);
 		else
 			profctl_log_bus_error(context ? context : what, &error, r);
 	}

@@ -95,6 +95,21 @@ grep -qE "main;split_worker;split_heavy(;workload_mix)? [0-9]+$" "$T/p.folded" |
 	fail "record -p folded lacks main..split_heavy: $(head -3 "$T/p.folded")"
 ok "record -p writes a folded profile named from main"
 
+# record releases its session as it ends (DESIGN.md: Release): its run stays, listed the same
+# way as a table and as JSON; exporting the gone session, or the run's id, says why it fails
+rec_run=$(pc --json runs | python3 -c 'import json, sys
+print(max((r["run_id"] for r in json.load(sys.stdin)), key=lambda i: int(i.split("-")[1])))')
+pc runs | grep -qE "^$rec_run +completed " || fail "runs lacks record's run $rec_run: $(pc runs)"
+# the session's id as one would see it in 'profctl sessions' while it ran: here, profd's log
+rec_session=$(sed -n "s/^<6>session \([0-9a-f]*\): uid [0-9]* samples pid:$SPAWNED .*/\1/p" "$T/profd.log")
+[[ -n $rec_session ]] || fail "profd's log names no session of pid $SPAWNED"
+pc export "$rec_session" -f metrics 2>"$T/err" && fail "a released session was exported"
+grep -q "cannot export session '$rec_session': no such session (.*released.*'profctl runs')" "$T/err" ||
+	fail "the error does not say record released the session: $(cat "$T/err")"
+pc export "$rec_run" -f metrics 2>"$T/err" && fail "a run id was exported as a session"
+grep -q "a run id is not a session id" "$T/err" || fail "the error does not tell a run id: $(cat "$T/err")"
+ok "record's session is released at its end: its run is listed, export of either id says why not"
+
 pc record -F 499 -o "$T/cmd.svg" -- "$WORKLOAD_SPLIT" 1.5 2 2>"$T/err" || fail "record -- CMD failed: $(cat "$T/err")"
 grep -q "exited with status 0" "$T/err" || fail "record -- CMD did not report the exit status: $(cat "$T/err")"
 grep -q "split_heavy" "$T/cmd.svg" || fail "the flame graph of the command lacks split_heavy"
