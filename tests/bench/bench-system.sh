@@ -94,9 +94,9 @@ wait $warm $perf2
 measure perf_report2 perf report -i "$tmp/perf2.data" --stdio
 
 field() { sed -n "s/^ *\"$2\": \\([0-9.]*\\),*$/\\1/p" "$tmp/$1.json"; }
+# (perf report --header-only of perf 6.1 no longer prints "# Samples")
 perf_samples() {
-	perf report -i "$tmp/$1" --stdio --header-only 2>/dev/null |
-		sed -n 's/^# Samples: *\([0-9.]*\)\([kKM]*\) .*/\1\2/p' | head -1
+	perf script -i "$tmp/$1" -F tid 2>/dev/null | wc -l
 }
 share() { awk -v c="$1" -v s="$seconds" 'BEGIN { printf "%.3f%%", c * 100 / s }'; }
 row() { printf "%-36s %8s %8s %9s  %s\n" "$1" "$2" "$(share "$2")" "${3:-}" "${4:-}"; }
