@@ -250,8 +250,7 @@ profd_fds() {
 	ls "/proc/$PROFD_PID/fd" | wc -l
 }
 
-# profd_fds_at_least N, profd_fds_at_most N: for wait_until
-profd_fds_at_least() { (($(profd_fds) >= $1)); }
+# profd_fds_at_most N: for wait_until
 profd_fds_at_most() { (($(profd_fds) <= $1)); }
 
 profd_rss_kb() {
