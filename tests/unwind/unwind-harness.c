@@ -151,6 +151,8 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 	SamplingOptions so = {
 		.hz = run->hz ?: 999,
 		.duration_nanos = (uint64_t)(run->seconds * 1e9),
+		/* the test is its sessions' operator: the window it asks for, not profd's 60 s default */
+		.max_duration_nanos = (uint64_t)(run->seconds * 1e9),
 		.backend = run->backend,
 		.exclude_kernel = !run->kernel,
 		.stack_bytes = run->stack_bytes,
@@ -187,6 +189,10 @@ int harness_profile(pid_t pid, const HarnessRun *run, HarnessResult *ret)
 		return r;
 	cpu_known = cpu_known && test_process_cpu_time(pid, &cpu_after) >= 0;
 	sampling_session_get_metrics(s, &m);
+	/* a window that should end by the target's CPU time ended by its hang guard instead */
+	if (run->cpu_seconds > 0 && strcmp(m.end_reason, "duration") == 0)
+		harness_fail("the target used less than %.1f s of CPU time in the %.0f s window",
+			     run->cpu_seconds, run->seconds);
 	if (getenv("UNWIND_TEST_VERBOSE"))
 		fprintf(stderr,
 			"session: hz %u, %.2f s, %" PRIu64 " captured, %" PRIu64
