@@ -216,6 +216,22 @@ static void print_stack_quality(sd_bus *bus, const char *path)
 		(void)stack_quality_print(quality, stderr);
 }
 
+/* What profd's ceilings cut of the request: the session's Hz, and its duration at most MaxDurationUSec. */
+static void report_clamp(sd_bus *bus, const RecordArgs *a, const char *path)
+{
+	uint64_t asked_nanos = a->options.duration_nanos ?: SAMPLING_DEFAULT_DURATION_NANOS, max_usec, max_nanos;
+	uint32_t hz;
+
+	if (sd_bus_get_property_trivial(bus, PROFD_BUS_NAME, path, PROFD_SESSION_INTERFACE, "Hz", NULL, 'u',
+					&hz) < 0 ||
+	    sd_bus_get_property_trivial(bus, PROFD_BUS_NAME, PROFD_MANAGER_PATH, PROFD_MANAGER_INTERFACE,
+					"MaxDurationUSec", NULL, 't', &max_usec) < 0)
+		return;
+	max_nanos = max_usec * 1000;
+	record_report_clamp(a, hz, asked_nanos < max_nanos ? asked_nanos : max_nanos, "profd's MaxHz",
+			    "profd's MaxDurationSec");
+}
+
 int record_through_daemon(const ProfctlContext *ctx, const RecordArgs *a, HeldChild *child)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -244,6 +260,7 @@ int record_through_daemon(const ProfctlContext *ctx, const RecordArgs *a, HeldCh
 	if (start_session(bus, a, pid, duration_usec, &id, &path) < 0)
 		return PROFCTL_EXIT_FAILURE;
 	w.path = path;
+	report_clamp(bus, a, path);
 
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);

@@ -281,6 +281,21 @@ void record_progress(double elapsed, double total, uint64_t samples, uint64_t dr
 		samples, dropped, final ? "\n" : "");
 }
 
+void record_report_clamp(const RecordArgs *a, uint32_t hz, uint64_t duration_nanos,
+			 const char *hz_ceiling, const char *duration_ceiling)
+{
+	uint32_t asked_hz = a->options.hz ?: SAMPLING_DEFAULT_HZ;
+	uint64_t asked_nanos = a->options.duration_nanos ?: SAMPLING_DEFAULT_DURATION_NANOS;
+
+	if (hz < asked_hz)
+		fprintf(stderr, "profctl record: sampling at %" PRIu32 " Hz, not the %" PRIu32
+				" Hz asked: %s\n", hz, asked_hz, hz_ceiling);
+	/* a command without -d runs up to the ceiling: it asked for no duration */
+	if (a->duration_given && duration_nanos < asked_nanos)
+		fprintf(stderr, "profctl record: sampling for %.1f s, not the %.1f s asked: %s\n",
+			(double)duration_nanos / 1e9, (double)asked_nanos / 1e9, duration_ceiling);
+}
+
 static void print_progress(Collector *c, bool final)
 {
 	SamplingMetrics m;
@@ -464,10 +479,14 @@ static int record_local(const RecordArgs *a, HeldChild *child)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	r = collector_start(c);
-	if (r >= 0 && run) {
+	if (r >= 0) {
 		collector_get_metrics(c, &m);
-		r = session_run_sampling(run, &options.sampling, &m);
+		record_report_clamp(a, m.hz, m.effective_duration_nanos,
+				    "the kernel's perf_event_max_sample_rate (10000 Hz at most)",
+				    "the longest session without profd");
 	}
+	if (r >= 0 && run)
+		r = session_run_sampling(run, &options.sampling, &m);
 	if (r >= 0 && child)
 		r = held_child_release(child);
 	if (r < 0)

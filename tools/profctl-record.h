@@ -44,6 +44,12 @@ int record_export_output(sd_bus *bus, const RecordOutput *o, const char *path);
 /* Live progress on stderr when it is a terminal: elapsed/total, samples, dropped. */
 void record_progress(double elapsed, double total, uint64_t samples, uint64_t dropped, bool final);
 
+/*
+ * Say on stderr which part of the request a ceiling cut ('hz_ceiling', 'duration_ceiling' name
+ * them): the profile then covers less than the user asked for. Nothing when nothing was cut.
+ */
+void record_report_clamp(const RecordArgs *a, uint32_t hz, uint64_t duration_nanos,
+			 const char *hz_ceiling, const char *duration_ceiling);
 /* Report how the command of `record -- CMD` ended; returns 0 after a clean exit. */
 int record_report_child(HeldChild *child, char *const *command);
 

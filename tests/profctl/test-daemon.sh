@@ -144,7 +144,8 @@ ok "--local and the daemon agree on the hottest function ($(hottest "$T/l.folded
 # Ctrl-C stops the session through the daemon and still writes the output
 spawn_workload "$WORKLOAD_SPLIT" 120 1
 w=$SPAWNED
-"$PROFCTL" --address="$BUS" record -p $w -F 499 -d 60 -o "$T/int.folded" 2>"$T/err" &
+# 100 s asked of a profd whose MaxDurationSec is 60: profctl says the window is 60 s
+"$PROFCTL" --address="$BUS" record -p $w -F 499 -d 100 -o "$T/int.folded" 2>"$T/err" &
 rec=$!
 # profctl handles Ctrl-C once its session runs; then let the session take samples
 wait_until 30 catches_signal $rec 2 "$PROFCTL" || fail "profctl record never got ready for Ctrl-C"
@@ -168,8 +169,23 @@ sampled = at["resolving"] - at["scanning"]
 assert sampled < 60 * 10**9, "sampled %.1f s: the whole window" % (sampled / 1e9)' ||
 	fail "Ctrl-C did not stop the 60 s session early (run $int_run)"
 grep -q "split_heavy" "$T/int.folded" || fail "the interrupted session wrote no profile"
+grep -qx "profctl record: sampling for 60.0 s, not the 100.0 s asked: profd's MaxDurationSec" "$T/err" ||
+	fail "profctl did not say profd cut the window: $(cat "$T/err")"
 [[ $(tr -d -c '\r' <"$T/err" | wc -c) -eq 0 ]] || fail "progress was drawn although stderr is not a terminal"
 ok "Ctrl-C stops a daemon session early and still writes the output; no progress off a terminal"
+ok "a window longer than profd's ceiling is cut, and profctl says so"
+
+# a rate above the ceiling (profd's MaxHz 10000, and the engine's without profd) is cut, and said
+pc record -p $w -F 20000 -d 0.2 -o "$T/hz.folded" 2>"$T/err" || fail "record at 20000 Hz failed: $(cat "$T/err")"
+grep -qx "profctl record: sampling at 10000 Hz, not the 20000 Hz asked: profd's MaxHz" "$T/err" ||
+	fail "profctl did not say profd cut the rate: $(cat "$T/err")"
+"$PROFCTL" --local record -p $w -F 20000 -d 0.2 -o "$T/hz.folded" 2>"$T/err" ||
+	fail "local record at 20000 Hz failed: $(cat "$T/err")"
+grep -q "^profctl record: sampling at [0-9]* Hz, not the 20000 Hz asked: the kernel's" "$T/err" ||
+	fail "profctl --local did not say the rate was cut: $(cat "$T/err")"
+pc record -p $w -F 499 -d 0.2 -o "$T/hz.folded" 2>"$T/err" || fail "record at 499 Hz failed: $(cat "$T/err")"
+! grep -q "not the" "$T/err" || fail "profctl reported a cut of a request within the ceilings: $(cat "$T/err")"
+ok "a rate above the ceiling is cut, and profctl says so (and says nothing of a request within it)"
 
 # on a terminal, live progress: elapsed of total, samples, dropped
 script -qec "$PROFCTL --address=$BUS record -p $w -F 99 -d 1.5 -o $T/tty.folded" /dev/null >"$T/tty.out" ||
