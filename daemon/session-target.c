@@ -10,6 +10,7 @@
 #include "caller-text.h"
 #include "cleanup.h"
 #include "task-list.h"
+#include "unwinder-pool.h"
 
 static int open_cgroup(const char *path, const char *unit, SamplingTarget **ret,
 		       sd_bus_error *error)
@@ -113,15 +114,16 @@ bool session_target_admit_system(void *userdata, uint32_t pid)
 {
 	pid_t parent;
 
-	(void)userdata;
 	if (pid > INT32_MAX)
 		return false;
 	/*
 	 * Gone already (records are read after the fact, bpf's buckets only at the
 	 * end): its samples are the machine's all the same, and its files are known
-	 * from its records. Only a helper of ours that died slips in this way.
+	 * from its records, unless it was an unwinder of ours (killed, or gone
+	 * idle): the pool knows their pids. A process gone that had reused such a
+	 * pid is left out too, a rare loss.
 	 */
 	if (task_get_ppid((pid_t)pid, &parent) < 0)
-		return true;
+		return !unwinder_pool_reaped_pid(userdata, (pid_t)pid);
 	return parent != getpid();
 }

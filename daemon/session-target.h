@@ -27,7 +27,8 @@ int session_target_unit_error(const CallerCreds *caller, const char *unit, int r
 			      sd_bus_error *error);
 
 /*
- * A ProcessAdmitFn for the whole machine: every process but profd's own
- * children (its unwinder helpers; profd itself the engine leaves out).
+ * A ProcessAdmitFn for the whole machine, 'userdata' the UnwinderPool: every
+ * process but profd's own children (its unwinder helpers, and those gone the
+ * pool knew; profd itself the engine leaves out).
  */
 bool session_target_admit_system(void *userdata, uint32_t pid);

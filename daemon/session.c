@@ -544,8 +544,10 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 			o.check_userdata = s->check;
 		}
 	}
-	if (s->sampling_target && s->sampling_target->kind == SAMPLING_TARGET_SYSTEM)
+	if (s->sampling_target && s->sampling_target->kind == SAMPLING_TARGET_SYSTEM) {
 		o.sampling.admit = session_target_admit_system; /* root's only */
+		o.sampling.admit_userdata = m->unwinders;
+	}
 	o.sampling.target = s->sampling_target;
 	r = collector_new(req->pid, &o, &s->collector);
 	if (r < 0)

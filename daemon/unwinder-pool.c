@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,17 @@
  * them without end).
  */
 #define SESSION_RESTARTS_MAX 3U
+/*
+ * A killed unwinder not reaped this long after SIGKILL is stuck in the kernel
+ * (a file system's request that never ends) or its exit is held (a tracer's
+ * to take first): it is abandoned (helper_abandon()). An exit takes far less,
+ * even of a large heap on a loaded machine.
+ */
+#define KILLED_EXIT_USEC (30ULL * 1000ULL * 1000ULL)
+/* profd's end: the time its unwinders get to exit, all of them together. */
+#define FREE_EXIT_USEC (5ULL * 1000ULL * 1000ULL)
+/* Reaped unwinders whose pids are kept (unwinder_pool_reaped_pid()). */
+#define REAPED_PIDS_MAX 256U
 
 typedef struct Helper Helper;
 
@@ -69,7 +81,10 @@ struct Helper {
 	uint64_t last_heard; /* CLOCK_MONOTONIC usec of its last message */
 	uint64_t idle_since; /* CLOCK_MONOTONIC usec its last session ended; 0 while it has one */
 	unsigned n_attached;
-	bool hung; /* killed for it: its sessions go on once it is reaped (on_helper_exit()) */
+	uint64_t killed_at; /* CLOCK_MONOTONIC usec it was sent SIGKILL; 0: not sent */
+	bool hung; /* killed for it: its sessions go on once it is reaped (helper_reap()) */
+	bool exit_held; /* no exit watch (it exited, not reapable yet): the watchdog asks */
+	bool pid_kept;  /* among the pool's reaped_pids */
 };
 
 struct UnwinderPool {
@@ -82,6 +97,9 @@ struct UnwinderPool {
 	sd_event_source *watchdog;
 	uint64_t deadline; /* CLOCK_MONOTONIC usec by which work must be done; 0: none */
 	uint64_t hurry_usec; /* what unwinder_pool_hurry() gave */
+	/* read by collectors' threads (unwinder_pool_reaped_pid()): atomic; 0 is no pid */
+	_Atomic pid_t reaped_pids[REAPED_PIDS_MAX];
+	unsigned reaped_next; /* the next to overwrite */
 };
 
 static uint64_t now_usec(void)
@@ -147,27 +165,56 @@ static void helper_forget_pid(Helper *h)
 	h->pidfd = safe_close(h->pidfd);
 }
 
-/* Our own child, same uid: no CAP_KILL needed; reaped here, it is gone at once. */
-static void helper_kill(Helper *h)
+/*
+ * Before it may be reaped: from then on /proc no longer says it was ours
+ * (session_target_admit_system()), the pool does.
+ */
+static void helper_keep_pid(Helper *h)
 {
-	siginfo_t info;
+	UnwinderPool *p = h->pool;
 
-	if (h->pidfd < 0)
+	if (h->pid_kept)
 		return;
-	(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
-	(void)waitid(P_PIDFD, (id_t)h->pidfd, &info, WEXITED);
-	helper_forget_pid(h);
+	atomic_store(&p->reaped_pids[p->reaped_next], h->pid);
+	p->reaped_next = (p->reaped_next + 1) % REAPED_PIDS_MAX;
+	h->pid_kept = true;
 }
 
+static void helper_unlink(Helper *h)
+{
+	for (Helper **l = &h->pool->helpers; *l; l = &(*l)->next)
+		if (*l == h) {
+			*l = h->next;
+			return;
+		}
+}
+
+/* Unlinked, and reaped or abandoned (or profd ends). */
 static void helper_free(Helper *h)
 {
-	if (!h)
-		return;
 	sd_event_source_disable_unref(h->sock_source);
 	sd_event_source_disable_unref(h->resume_source);
 	safe_close(h->sock);
-	helper_kill(h); /* its exit watch too */
+	helper_forget_pid(h);
 	free(h);
+}
+
+/*
+ * Our own child, same uid: no CAP_KILL needed. Nothing of it is heard from
+ * now on and no session is given to it; its end is not waited for on the
+ * loop (an exit may take long: its memory freed, a file system's request
+ * given up): its exit watch reaps it (helper_reap()), else the watchdog gives
+ * up on it (helper_abandon()). Meanwhile it stays among the pool's unwinders.
+ */
+static void helper_kill(Helper *h)
+{
+	h->sock_source = sd_event_source_disable_unref(h->sock_source);
+	h->resume_source = sd_event_source_disable_unref(h->resume_source);
+	h->sock = safe_close(h->sock);
+	if (h->killed_at > 0)
+		return;
+	(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+	h->killed_at = now_usec();
 }
 
 static int helper_get(UnwinderPool *p, uid_t uid, Helper **ret);
@@ -198,22 +245,17 @@ static int attachment_resume(UnwinderPool *p, Attachment *a)
 }
 
 /*
- * The unwinder of a uid failed: it goes. With 'resume' (it is dead: it crashed,
- * or was killed as hung, and is reaped), each of its sessions goes on with a
- * new one, SESSION_RESTARTS_MAX times at most;
- * otherwise, or past that, each fails with 'why'.
+ * The sessions of an unwinder that is dead (resume: it crashed, or was killed
+ * as hung, and is reaped) each go on with a new one, SESSION_RESTARTS_MAX
+ * times at most; otherwise (it failed: killed, or abandoned), or past that,
+ * each fails with 'why'.
  */
-static void helper_fail(Helper *h, int error, const char *why, bool resume)
+static void helper_end_sessions(Helper *h, int error, const char *why, bool resume)
 {
 	UnwinderPool *p = h->pool;
 	unsigned resumed = 0;
-	char last[160];
+	char last[192];
 
-	for (Helper **l = &p->helpers; *l; l = &(*l)->next)
-		if (*l == h) {
-			*l = h->next;
-			break;
-		}
 	for (Attachment *a = p->attachments, *next; a; a = next) {
 		next = a->next;
 		if (a->helper != h)
@@ -233,7 +275,13 @@ static void helper_fail(Helper *h, int error, const char *why, bool resume)
 			    (unsigned)h->uid, (int)h->pid, why, resumed);
 	else if (why)
 		log_warning("unwinder of uid %u (pid %d): %s", (unsigned)h->uid, (int)h->pid, why);
-	helper_free(h);
+}
+
+/* The unwinder of a uid failed: it is killed, its sessions fail with 'why' (NULL: it had none). */
+static void helper_fail(Helper *h, int error, const char *why)
+{
+	helper_kill(h);
+	helper_end_sessions(h, error, why, false);
 }
 
 static Attachment *find_helper_attachment(Helper *h, uint64_t id)
@@ -479,7 +527,7 @@ static void helper_throttle(Helper *h, uint64_t now)
 	if (r >= 0)
 		r = sd_event_source_set_enabled(h->resume_source, SD_EVENT_ONESHOT);
 	if (r < 0) {
-		helper_fail(h, r, "cannot be held back; killed", false);
+		helper_fail(h, r, "cannot be held back; killed");
 		return;
 	}
 	h->throttled = true;
@@ -519,7 +567,7 @@ static int on_helper_message(sd_event_source *source, int sock, uint32_t revents
 			return 0;
 		}
 		if (r < 0) {
-			helper_fail(h, -EPROTO, "said something impossible; killed", false);
+			helper_fail(h, -EPROTO, "said something impossible; killed");
 			return 0;
 		}
 		h->last_heard = now_usec();
@@ -528,15 +576,17 @@ static int on_helper_message(sd_event_source *source, int sock, uint32_t revents
 	return 0; /* more waits: the socket is still readable, other sources first */
 }
 
-static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, void *userdata)
+/* It ended: reaped, its sessions go on with a new one; false: its exit is not ours yet. */
+static bool helper_reap(Helper *h)
 {
-	Helper *h = userdata;
 	siginfo_t info = {};
 	char why[96];
 
-	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0)
-		return 0;
+	helper_keep_pid(h);
+	if (waitid(P_PIDFD, (id_t)h->pidfd, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0)
+		return false;
 	helper_forget_pid(h);
+	helper_unlink(h);
 	if (h->hung)
 		snprintf(why, sizeof(why), "did not answer in time; killed");
 	else if (info.si_code == CLD_EXITED)
@@ -544,8 +594,43 @@ static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, 
 	else
 		snprintf(why, sizeof(why), "killed by signal %d (%s)", info.si_status,
 			 strsignal(info.si_status));
-	helper_fail(h, h->hung ? -ETIMEDOUT : -ECONNRESET, h->n_attached > 0 ? why : NULL, true);
-	return 0;
+	helper_end_sessions(h, h->hung ? -ETIMEDOUT : -ECONNRESET, h->n_attached > 0 ? why : NULL, true);
+	helper_free(h);
+	return true;
+}
+
+static int on_helper_exit(sd_event_source *source, int pidfd, uint32_t revents, void *userdata)
+{
+	Helper *h = userdata;
+
+	if (helper_reap(h))
+		return 0;
+	/* gone, but a tracer takes its exit first: its pidfd stays readable, so it is asked
+	 * at each watchdog tick instead of at each turn of the loop */
+	h->exit_held = true;
+	return sd_event_source_set_enabled(source, SD_EVENT_OFF);
+}
+
+/*
+ * Killed KILLED_EXIT_USEC ago and not reaped. It is safe to give up on it: a
+ * process with SIGKILL pending never runs another instruction of its own, so
+ * it cannot touch a session's backlog again, nor say anything (its socket is
+ * closed); what the kernel does for it meanwhile ends in its exit. Its sessions
+ * fail (their backlog stands where it left it, unknown to us: nothing to go
+ * on from) and the uid's next session gets a new unwinder. Its exit, if it
+ * ever comes, stays unreaped (its pidfd is gone): one zombie per stuck
+ * unwinder until profd exits, where waiting on the loop could last forever.
+ */
+static void helper_abandon(Helper *h)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why),
+		 "(pid %d) did not exit within %llu s of being killed; abandoned, its process "
+		 "left to the kernel", (int)h->pid, KILLED_EXIT_USEC / 1000000ULL);
+	helper_unlink(h);
+	helper_end_sessions(h, -ETIMEDOUT, why, false);
+	helper_free(h);
 }
 
 /* Messages of the unwinder wait unread (the loop was busy elsewhere): it is not silent. */
@@ -565,8 +650,7 @@ static bool helper_has_unread(const Helper *h)
 static void helper_kill_hung(Helper *h)
 {
 	h->hung = true;
-	h->sock_source = sd_event_source_disable_unref(h->sock_source);
-	(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+	helper_kill(h);
 }
 
 /*
@@ -582,19 +666,24 @@ static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
 
 	for (Helper *h = p->helpers, *next; h; h = next) {
 		next = h->next;
-		if (h->hung)
-			continue; /* killed: its end comes */
+		if (h->exit_held && helper_reap(h))
+			continue;
+		if (h->killed_at > 0) {
+			if (now - h->killed_at >= KILLED_EXIT_USEC)
+				helper_abandon(h);
+			continue; /* else its end comes */
+		}
 		if (h->n_attached > 0 && p->deadline > 0 && now >= p->deadline) {
 			snprintf(why, sizeof(why),
 				 "did not finish within %" PRIu64 " s once profd began to stop; killed",
 				 p->hurry_usec / 1000000);
-			helper_fail(h, -ETIMEDOUT, why, false);
+			helper_fail(h, -ETIMEDOUT, why);
 		/* one held back is not heard meanwhile, by our choice */
 		} else if (h->n_attached > 0 && !h->throttled &&
 			   now - h->last_heard > p->options.timeout_usec && !helper_has_unread(h))
 			helper_kill_hung(h);
 		else if (h->n_attached == 0 && now - h->idle_since >= p->options.idle_usec)
-			helper_fail(h, 0, NULL, false);
+			helper_kill(h);
 	}
 	/* no unwinder, nothing to watch: no wakeups while profd is idle */
 	if (!p->helpers)
@@ -616,6 +705,11 @@ static int helper_start(UnwinderPool *p, uid_t uid, Helper **ret)
 		free(h);
 		return r;
 	}
+	/* from here on the pool reaps it, or gives up on it */
+	h->next = p->helpers;
+	p->helpers = h;
+	if (sd_event_source_set_time_relative(p->watchdog, WATCHDOG_USEC) >= 0)
+		(void)sd_event_source_set_enabled(p->watchdog, SD_EVENT_ON);
 	if (fcntl(h->sock, F_SETFL, O_NONBLOCK) < 0)
 		r = negative_errno();
 	if (r == 0)
@@ -623,15 +717,12 @@ static int helper_start(UnwinderPool *p, uid_t uid, Helper **ret)
 	if (r == 0)
 		r = sd_event_add_io(p->event, &h->pid_source, h->pidfd, EPOLLIN, on_helper_exit, h);
 	if (r < 0) {
-		helper_free(h);
+		h->exit_held = !h->pid_source;
+		helper_kill(h);
 		return r;
 	}
 	h->last_heard = h->budget_at = now_usec();
 	h->budget_usec = LOOP_BURST_USEC;
-	h->next = p->helpers;
-	p->helpers = h;
-	if (sd_event_source_set_time_relative(p->watchdog, WATCHDOG_USEC) >= 0)
-		(void)sd_event_source_set_enabled(p->watchdog, SD_EVENT_ON);
 	log_info("started the unwinder of uid %u (pid %d)", (unsigned)uid, (int)h->pid);
 	*ret = h;
 	return 0;
@@ -702,7 +793,7 @@ int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Colle
 	}
 	if (r < 0) {
 		free(a);
-		helper_fail(h, r, "cannot reach it; killed", false);
+		helper_fail(h, r, "cannot reach it; killed");
 		return r;
 	}
 	if (h->n_attached == 0)
@@ -734,12 +825,12 @@ void unwinder_pool_hurry(UnwinderPool *p, uint64_t timeout_usec)
 	p->deadline = now_usec() + timeout_usec;
 }
 
-pid_t unwinder_pool_get_pid(UnwinderPool *p, uid_t owner)
+bool unwinder_pool_reaped_pid(UnwinderPool *p, pid_t pid)
 {
-	for (Helper *h = p->helpers; h; h = h->next)
-		if (h->uid == owner)
-			return h->pid;
-	return 0;
+	for (unsigned i = 0; i < REAPED_PIDS_MAX; i++)
+		if (pid > 0 && atomic_load(&p->reaped_pids[i]) == pid)
+			return true;
+	return false;
 }
 
 int unwinder_pool_new(sd_event *event, const UnwinderPoolOptions *options, UnwinderPool **ret)
@@ -768,12 +859,32 @@ int unwinder_pool_new(sd_event *event, const UnwinderPoolOptions *options, Unwin
 	return 0;
 }
 
+/* profd ends: it may wait for a killed unwinder's exit, until 'end' (CLOCK_MONOTONIC usec). */
+static void helper_reap_by(Helper *h, uint64_t end)
+{
+	struct pollfd pidfd = { .fd = h->pidfd, .events = POLLIN };
+	uint64_t now = now_usec();
+	siginfo_t info;
+
+	if (h->pidfd >= 0 && poll(&pidfd, 1, now < end ? (int)((end - now) / 1000) : 0) > 0)
+		(void)waitid(P_PIDFD, (id_t)h->pidfd, &info, WEXITED | WNOHANG);
+}
+
 UnwinderPool *unwinder_pool_free(UnwinderPool *p)
 {
+	uint64_t end = now_usec() + FREE_EXIT_USEC;
+
 	if (!p)
 		return NULL;
-	while (p->helpers)
-		helper_fail(p->helpers, -ECANCELED, NULL, false);
+	for (Helper *h = p->helpers; h; h = h->next)
+		helper_fail(h, -ECANCELED, NULL);
+	while (p->helpers) {
+		Helper *h = p->helpers;
+
+		helper_reap_by(h, end);
+		helper_unlink(h);
+		helper_free(h);
+	}
 	sd_event_source_disable_unref(p->watchdog);
 	sd_event_unref(p->event);
 	free(p->path);

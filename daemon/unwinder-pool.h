@@ -77,5 +77,9 @@ void unwinder_pool_detach(UnwinderPool *p, uint64_t id);
  */
 void unwinder_pool_hurry(UnwinderPool *p, uint64_t timeout_usec);
 
-/* The unwinder process of 'owner', or 0 when none runs (for status and tests). */
-pid_t unwinder_pool_get_pid(UnwinderPool *p, uid_t owner);
+/*
+ * Was 'pid' one of the last few hundred unwinders the pool reaped (its
+ * samples are not the machine's: session_target_admit_system())? Those not
+ * reaped are profd's children still, as /proc says. Safe from any thread.
+ */
+bool unwinder_pool_reaped_pid(UnwinderPool *p, pid_t pid);
