@@ -42,7 +42,8 @@ flooding() { grep -q 'flood-unwinder: [0-9]* answers' "$T/profd.log"; }
 before=$(list_runs 20 | summary)
 
 spawn_workload 1 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 1
-s=$(session_as "${AS_NOBODY[@]}" -- "$SPAWNED" 99 120000000)
+# profd's default ceiling (MaxDurationSec 60): the stop comes well before it
+s=$(session_as "${AS_NOBODY[@]}" -- "$SPAWNED" 99 60000000)
 [[ -n $s ]] || fail "the session did not start"
 wait_until 30 flooding || fail "the hostile unwinder did not get going: $(tail -n 5 "$T/profd.log")"
 ticks0=$(loop_ticks)

@@ -16,7 +16,8 @@ EOC
 start_bus
 start_profd
 
-two_users_sessions 120000000
+# profd's default ceiling (MaxDurationSec 60): the stop comes well before it
+two_users_sessions 60000000
 wait_until 30 sampled "$a" || fail "uid $NOBODY's session took no sample"
 wait_until 30 sampled "$b" || fail "uid $OTHER's session took no sample"
 wait_until 30 has_unwinder $NOBODY || fail "no unwinder for uid $NOBODY"

@@ -33,10 +33,11 @@ out=$(in_container $TESTS_BIN/open-inside "$control" $files 2>&1) ||
 	fail "uid $alice's own process opened other files than her rights allow: $out"
 ok "control: uid $alice's own process opens what she may and no more: ${out//$'\n'/, }"
 
-# alice's session, running until profctl is interrupted (it then stops the session and writes)
+# alice's session, running until profctl is interrupted (it then stops the session and writes;
+# -d 60: profd's default MaxDurationSec, the longest it gives)
 alice_pid=$(spawn_as alice $TESTS_BIN/workload-split 120 2)
 prof=$(in_container sh -c "setpriv --reuid=alice --regid=alice --init-groups -- env HOME=/home/alice \
-	profctl record -p $alice_pid -F 999 -d 120 -o /home/alice/split.folded \
+	profctl record -p $alice_pid -F 999 -d 60 -o /home/alice/split.folded \
 	>/home/alice/profctl.log 2>&1 </dev/null & echo \$!")
 profd=$(wait_active)
 helper=
@@ -110,7 +111,7 @@ ok "inside uid $alice's unwinder openat is refused by its filter: ${out//$'\n'/,
 
 # root's session has an unwinder of its own (one per caller uid), confined the same
 root_pid=$(spawn_as root $TESTS_BIN/workload-split 120 1)
-root_prof=$(in_container sh -c "profctl record -p $root_pid -d 120 -o /root/split.folded \
+root_prof=$(in_container sh -c "profctl record -p $root_pid -d 60 -o /root/split.folded \
 	>/root/profctl.log 2>&1 </dev/null & echo \$!")
 root_helper=
 for _ in $(seq 300); do
@@ -148,7 +149,7 @@ sessions_of_alice() {
 }
 before=$(sessions_of_alice)
 prof=$(in_container sh -c "setpriv --reuid=alice --regid=alice --init-groups -- env HOME=/home/alice \
-	profctl record -p $alice_pid -d 120 -o /home/alice/crash.folded \
+	profctl record -p $alice_pid -d 60 -o /home/alice/crash.folded \
 	>/home/alice/crash.log 2>&1 </dev/null & echo \$!")
 for _ in $(seq 300); do
 	(($(sessions_of_alice) > before)) && break
