@@ -226,14 +226,21 @@ class Daemon:
         return total / CLK_TCK
 
     def rss_kib(self):
-        """Resident memory of profd and its helpers."""
-        total = 0
+        """Resident memory of profd and its helpers (KiB): VmRSS, and its private anonymous
+        part (heap and anonymous maps: RssAnon) and shared part (RssFile, RssShmem: the
+        program files and libraries, and memfds profd and an unwinder both map, counted in
+        each)."""
+        total = {'rss': 0, 'anon': 0, 'shared': 0}
         for pid in [self.profd.pid] + self.children():
             try:
                 with open('/proc/%d/status' % pid) as f:
-                    total += int(re.search(r'VmRSS:\s+(\d+)', f.read()).group(1))
+                    status = f.read()
             except OSError:
-                pass
+                continue
+            field = lambda name: int(re.search(name + r':\s+(\d+)', status).group(1))
+            total['rss'] += field('VmRSS')
+            total['anon'] += field('RssAnon')
+            total['shared'] += field('RssFile') + field('RssShmem')
         return total
 
     def session(self, pid, hz, usec, timeout, options=('0',)):
@@ -459,7 +466,8 @@ def long_session(d, workload, threads, seconds, hz, interval):
     rss = []
     cpu0 = d.cpu()
     while d.busctl('get-property', DEST, path, SES, 'State')['data'] == 'sampling':
-        rss.append((time.monotonic() - start, d.rss_kib()))
+        rss.append((time.monotonic() - start, d.rss_kib(),
+                    d.busctl('get-property', DEST, path, SES, 'SamplesCaptured')['data']))
         time.sleep(interval)
     while d.busctl('get-property', DEST, path, SES, 'State')['data'] == 'resolving':
         time.sleep(0.1)
@@ -554,7 +562,7 @@ def main():
         if base:
             base.close()
             base = None
-        restart_us = statistics.median(r['us'] for r in restarts)
+        restart_us = restarts and statistics.median(r['us'] for r in restarts)
         warm_us = statistics.median(w['us'] for w in warm)
         cold_us = cold and statistics.median(c['us'] for c in cold)
 
@@ -579,8 +587,9 @@ def main():
         if cold:
             print('%-34s %8.1f us %9.3f' % ('profd cold, median', cold_us, cold_us / perf['us']))
         print('%-34s %8.1f us %9.3f' % ('profd warm, median', warm_us, warm_us / perf['us']))
-        print('%-34s %8.1f us %9.3f' % ('profd after restart, median', restart_us,
-                                        restart_us / perf['us']))
+        if restarts:
+            print('%-34s %8.1f us %9.3f' % ('profd after restart, median', restart_us,
+                                            restart_us / perf['us']))
         if base_cold:
             base_us = statistics.median(c['us'] for c in base_cold)
             print('%-34s %8.1f us %9.3f' % ('baseline cold, median', base_us, base_us / perf['us']))
@@ -593,7 +602,8 @@ def main():
         print('%-34s %8.1f us' % ('  perf report', perf['report_us']))
         print('profd collector (drain + unwind threads) per sample: first %.1f us, warm %.1f us'
               % (first['collector_us'], statistics.median(w['collector_us'] for w in warm)))
-        print('restart cold / warm = %.2f (medians)' % (restart_us / warm_us))
+        if restarts:
+            print('restart cold / warm = %.2f (medians)' % (restart_us / warm_us))
         if base_restarts and base_warm:
             print('baseline restart cold / warm = %.2f (medians)' % (
                 statistics.median(r['us'] for r in base_restarts) /
@@ -608,14 +618,18 @@ def main():
             print('  profd itself per session, warm before / restarted (ms): %s' % ', '.join(
                 '%.1f/%.1f' % (w['profd'] * 1e3, r['profd'] * 1e3)
                 for r, w in zip(restarts, before)))
+            # at a load that gives the workload less CPU, a session keeps fewer samples and
+            # its fixed part (events opened and closed, the finish) weighs more in each
+            print('  samples kept, warm before / restarted: %s' % ', '.join(
+                '%d/%d' % (w['samples'], r['samples']) for r, w in zip(restarts, before)))
         if base_restarts:
             print('baseline restart / the warm session just before it, per round: %s '
                   '(highest %.2f)' % (
                       ', '.join('%.2f' % (r['us'] / w['us'])
                                 for r, w in zip(base_restarts, base_before)),
                       max(r['us'] / w['us'] for r, w in zip(base_restarts, base_before))))
-        print('profd start-up CPU (once, before any session): first start %.1f ms, restart %.1f ms'
-              % (startup * 1e3, restartup * 1e3))
+        print('profd start-up CPU (once, before any session): first start %.1f ms%s' % (
+            startup * 1e3, ', restart %.1f ms' % (restartup * 1e3) if restarts else ''))
 
         if a.separation:
             rows = separation(d, a.workload_split, a.threads, a.seconds, a.hz, a.separation)
@@ -667,12 +681,22 @@ def main():
                   '(load average %s at the end); RSS of profd and its helpers:' %
                   (a.long, a.threads, samples, dropped, cpu / max(samples, 1) * 1e6,
                    open('/proc/loadavg').read().split()[0]))
-            for t, kib in rss:
-                print('  %5.0f s %8.1f MiB' % (t, kib / 1024))
-            after = [kib for t, kib in rss if t >= 60]
-            if after:
-                print('after the first minute: %.1f MiB at first, highest %.1f MiB (+%.1f MiB)' %
-                      (after[0] / 1024, max(after) / 1024, (max(after) - after[0]) / 1024))
+            print('  %7s %8s %10s %10s %10s' % ('time', 'samples', 'RSS', 'anonymous', 'shared'))
+            for t, kib, n in rss:
+                print('  %5.0f s %8d %6.1f MiB %6.1f MiB %6.1f MiB' % (
+                    t, n, kib['rss'] / 1024, kib['anon'] / 1024, kib['shared'] / 1024))
+            after = [(kib, n) for t, kib, n in rss if t >= 60]
+            if len(after) > 1:
+                (kib0, n0), (kib1, n1) = after[0], after[-1]
+                # the profile the unwinder builds keeps every sample (16 B: its time, thread
+                # and stack), as the timeline exports need: that part grows with the samples
+                print('after the first minute: RSS %.1f -> %.1f MiB (+%.1f), anonymous +%.1f MiB '
+                      '(%.1f B per sample kept since), shared +%.1f MiB' % (
+                          kib0['rss'] / 1024, kib1['rss'] / 1024,
+                          (kib1['rss'] - kib0['rss']) / 1024,
+                          (kib1['anon'] - kib0['anon']) / 1024,
+                          (kib1['anon'] - kib0['anon']) * 1024 / max(n1 - n0, 1),
+                          (kib1['shared'] - kib0['shared']) / 1024))
     finally:
         if base:
             base.close()
