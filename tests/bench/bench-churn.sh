@@ -17,6 +17,7 @@
 # Usage: bench-churn.sh PROFCTL WORKLOAD_SPLIT [SECONDS]   (root; PROFD and
 # DAEMON_TEST_LIB in the environment)
 source "$DAEMON_TEST_LIB"
+source "$(dirname "${BASH_SOURCE[0]}")/profd-cgroup.sh"
 set +e
 profctl=$1
 workload=$2
@@ -26,27 +27,13 @@ churners=${CHURNERS:-2}
 churn_cmd=${CHURN_CMD:-/bin/true}
 tmp=$T/bench
 mkdir -p "$tmp"
-mount=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-cg=$mount/profd-bench-churn-$$
 CHURN=()
 
-bench_cleanup() {
-	local rc=$?
-	for p in "${CHURN[@]}" "${CHILDREN[@]}" $PROFD_PID; do
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	PROFD_PID=
-	rmdir "$cg" 2>/dev/null
-	(exit $rc)
-	cleanup
+stop_churners() {
+	kill_and_wait "${CHURN[@]}"
+	CHURN=()
 }
-trap bench_cleanup EXIT
-
-profd_usec() { sed -n 's/^usage_usec //p' "$cg/cpu.stat"; }
-perf_samples() {
-	perf script -i "$tmp/$1" -F tid 2>/dev/null | wc -l
-}
+bench_undo() { stop_churners; }
 
 # the most the unwinder (of uid 0) had mapped, in MiB, polled until killed
 watch_unwinder() {
@@ -105,10 +92,8 @@ report() { # NAME
 	[ -s "$tmp/$1.folded" ] || echo "  $1: no profile: $(grep -v '^ \|^stack quality' "$tmp/$1.err" | head -c 300)"
 }
 
-mkdir "$cg" || fail "cannot create cgroup $cg"
-PROFD_WRAPPER=(bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg")
 start_bus
-start_profd
+start_profd_in_cgroup churn
 for _ in 1 2; do
 	"$workload" 100000 1 &
 	CHILDREN+=($!)
@@ -129,11 +114,7 @@ for b in $backends; do
 	after=$(awk '/^processes/ { print $2 }' /proc/stat)
 	report "churn-$b"
 	echo "  processes created in the churn session: $((after - before))"
-	for p in "${CHURN[@]}"; do
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	CHURN=()
+	stop_churners
 done
 [ -z "${BENCH_KEEP:-}" ] || cp -a "$tmp" "$BENCH_KEEP"
 printf "load average at the end: %s\n" "$(cut -d' ' -f1-3 /proc/loadavg)"

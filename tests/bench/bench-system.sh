@@ -19,6 +19,7 @@
 # Usage: bench-system.sh PROFCTL WORKLOAD_SPLIT [SECONDS]   (root; PROFD and
 # DAEMON_TEST_LIB in the environment)
 source "$DAEMON_TEST_LIB"
+source "$(dirname "${BASH_SOURCE[0]}")/profd-cgroup.sh"
 set +e
 profctl=$1
 workload=$2
@@ -26,22 +27,7 @@ seconds=${3:-${BENCH_SECONDS:-60}}
 tmp=$T/bench
 mkdir -p "$tmp"
 stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
-mount=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-cg=$mount/profd-bench-system-$$
-
-bench_cleanup() {
-	local rc=$?
-	echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null
-	for p in "${CHILDREN[@]}" $PROFD_PID; do
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	PROFD_PID=
-	rmdir "$cg" 2>/dev/null
-	(exit $rc)
-	cleanup
-}
-trap bench_cleanup EXIT
+bench_undo() { echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null; }
 
 # "user system" seconds of a command, from GNU time
 measure() { # NAME CMD...
@@ -50,7 +36,6 @@ measure() { # NAME CMD...
 	/usr/bin/time -f "%U %S" -o "$tmp/$name.time" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 }
 cpu_of() { awk 'END { printf "%.3f", $1 + $2 }' "$tmp/$1.time"; } # the last line: GNU time may say how it exited first
-profd_usec() { sed -n 's/^usage_usec //p' "$cg/cpu.stat"; }
 
 # profd_session NAME: profctl record -a through profd; profd's CPU into NAME.time as "0 S"
 profd_session() {
@@ -62,10 +47,8 @@ profd_session() {
 	awk -v a="$before" -v b="$after" 'BEGIN { printf "0 %.6f\n", (b - a) / 1e6 }' >"$tmp/$1.time"
 }
 
-mkdir "$cg" || fail "cannot create cgroup $cg"
-PROFD_WRAPPER=(bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg")
 start_bus
-start_profd
+start_profd_in_cgroup system
 for _ in 1 2; do
 	"$workload" $((2 * seconds + 60)) 1 &
 	CHILDREN+=($!)
@@ -94,10 +77,6 @@ wait $warm $perf2
 measure perf_report2 perf report -i "$tmp/perf2.data" --stdio
 
 field() { sed -n "s/^ *\"$2\": \\([0-9.]*\\),*$/\\1/p" "$tmp/$1.json"; }
-# (perf report --header-only of perf 6.1 no longer prints "# Samples")
-perf_samples() {
-	perf script -i "$tmp/$1" -F tid 2>/dev/null | wc -l
-}
 share() { awk -v c="$1" -v s="$seconds" 'BEGIN { printf "%.3f%%", c * 100 / s }'; }
 row() { printf "%-36s %8s %8s %9s  %s\n" "$1" "$2" "$(share "$2")" "${3:-}" "${4:-}"; }
 sum() { awk -v a="$(cpu_of "$1")" -v b="$(cpu_of "$2")" 'BEGIN { printf "%.3f", a + b }'; }

@@ -260,11 +260,46 @@ static int collector_run_check(Collector *c, uint64_t *ret_watermark)
 	return 0;
 }
 
+/* What the backend, the perf session or the bpf sampler, has sampled so far. */
+static void backend_get_metrics(const Collector *c, SamplingMetrics *ret)
+{
+	if (c->bpf)
+		bpf_sampler_get_metrics(c->bpf, ret);
+	else
+		sampling_session_get_metrics(c->session, ret);
+}
+
+static uint64_t backend_get_start(const Collector *c)
+{
+	return c->bpf ? bpf_sampler_get_start(c->bpf) : sampling_session_get_start(c->session);
+}
+
+/* Take what the backend has; > 0 while it goes on. */
+static int backend_process(Collector *c)
+{
+	return c->bpf ? bpf_sampler_process(c->bpf) : sampling_session_process(c->session);
+}
+
+/* Until the backend has something to process. */
+static int backend_wait(Collector *c)
+{
+	struct epoll_event ev[8];
+
+	if (c->bpf) {
+		struct pollfd p = { .fd = bpf_sampler_get_fd(c->bpf), .events = POLLIN };
+
+		return poll(&p, 1, -1) < 0 ? negative_errno() : 0;
+	}
+	/* the rings are edge-triggered: their events must be taken, not only polled */
+	return epoll_wait(sampling_session_get_fd(c->session), ev, ELEMENTSOF(ev), -1) < 0 ?
+		negative_errno() : 0;
+}
+
 static void collector_publish_drain(Collector *c)
 {
 	SamplingMetrics m;
 
-	sampling_session_get_metrics(c->session, &m);
+	backend_get_metrics(c, &m);
 	pthread_mutex_lock(&c->lock);
 	c->drained = m;
 	c->samples_pushed = m.samples_captured;
@@ -280,26 +315,27 @@ static void collector_drain_loop(Collector *c, uint64_t watermark)
 	int r;
 
 	for (;;) {
-		struct epoll_event ev[8];
-
 		if (cutoff == UINT64_MAX && collector_run_check(c, &watermark) < 0) {
-			/* the target changed hands: nothing from after the last good check is kept */
+			/*
+			 * the target changed hands: nothing from after the last good check is
+			 * kept (bpf's samples all come at the end, after the cut-off: none)
+			 */
 			cutoff = watermark;
 			pthread_mutex_lock(&c->lock);
 			c->cut_off = true;
 			pthread_mutex_unlock(&c->lock);
-			sampling_session_stop(c->session);
+			collector_stop(c);
 		}
-		r = sampling_session_process(c->session);
+		r = backend_process(c);
 		if (r < 0)
 			collector_set_error(c, r);
 		collector_publish_drain(c);
 		if (r <= 0)
 			break;
-		if (epoll_wait(sampling_session_get_fd(c->session), ev, ELEMENTSOF(ev), -1) < 0 &&
-		    errno != EINTR) {
-			collector_set_error(c, negative_errno());
-			sampling_session_stop(c->session);
+		r = backend_wait(c);
+		if (r < 0 && r != -EINTR) {
+			collector_set_error(c, r);
+			collector_stop(c);
 		}
 	}
 	if (cutoff != UINT64_MAX) {
@@ -321,6 +357,27 @@ static bool collector_wait_start(Collector *c)
 	start = c->start_requested;
 	pthread_mutex_unlock(&c->lock);
 	return start;
+}
+
+/* The drain thread of either backend. */
+static void *collector_drain_main(void *arg)
+{
+	Collector *c = arg;
+	uint64_t watermark = 0;
+	bool start = collector_wait_start(c);
+
+	if (start) {
+		watermark = backlog_get_watermark(c->backlog);
+		collector_drain_loop(c, watermark);
+	} else
+		backlog_close(c->backlog, 0); /* never started: nothing to keep */
+	pthread_mutex_lock(&c->lock);
+	c->drain_done = true;
+	if (!start && c->elsewhere)
+		c->consumer_done = true; /* nobody was ever given the backlog */
+	collector_maybe_finish_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
 }
 
 /* ---- the unwind thread: backlog -> profile ---- */
@@ -505,80 +562,7 @@ static int collector_new_backlog(Collector *c, const CollectorOptions *o)
 	return 0;
 }
 
-/* ---- the bpf backend: counts in the kernel; its records, samples last, to the backlog ---- */
-
-static void collector_publish_bpf(Collector *c)
-{
-	SamplingMetrics m;
-
-	bpf_sampler_get_metrics(c->bpf, &m);
-	pthread_mutex_lock(&c->lock);
-	c->drained = m;
-	c->samples_pushed = m.samples_captured;
-	c->drain_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
-	c->backlog_peak = backlog_get_peak(c->backlog);
-	pthread_mutex_unlock(&c->lock);
-	backlog_notify(c->backlog);
-}
-
-static void collector_bpf_loop(Collector *c, uint64_t watermark)
-{
-	uint64_t cutoff = UINT64_MAX;
-	int r;
-
-	for (;;) {
-		struct pollfd p = { .fd = bpf_sampler_get_fd(c->bpf), .events = POLLIN };
-
-		if (cutoff == UINT64_MAX && collector_run_check(c, &watermark) < 0) {
-			/* its samples all come at the end, after the cut-off: none is kept */
-			cutoff = watermark;
-			pthread_mutex_lock(&c->lock);
-			c->cut_off = true;
-			pthread_mutex_unlock(&c->lock);
-			bpf_sampler_stop(c->bpf);
-		}
-		r = bpf_sampler_process(c->bpf);
-		if (r < 0)
-			collector_set_error(c, r);
-		collector_publish_bpf(c);
-		if (r <= 0)
-			break;
-		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
-			collector_set_error(c, negative_errno());
-			bpf_sampler_stop(c->bpf);
-		}
-	}
-	if (cutoff != UINT64_MAX) {
-		pthread_mutex_lock(&c->lock);
-		c->cutoff_duration_nanos = cutoff > c->start_mono ? cutoff - c->start_mono : 0;
-		pthread_mutex_unlock(&c->lock);
-	}
-	backlog_close(c->backlog, cutoff);
-}
-
-/* The drain thread of either backend. */
-static void *collector_drain_main(void *arg)
-{
-	Collector *c = arg;
-	uint64_t watermark = 0;
-	bool start = collector_wait_start(c);
-
-	if (start) {
-		watermark = backlog_get_watermark(c->backlog);
-		if (c->bpf)
-			collector_bpf_loop(c, watermark);
-		else
-			collector_drain_loop(c, watermark);
-	} else
-		backlog_close(c->backlog, 0); /* never started: nothing to keep */
-	pthread_mutex_lock(&c->lock);
-	c->drain_done = true;
-	if (!start && c->elsewhere)
-		c->consumer_done = true; /* nobody was ever given the backlog */
-	collector_maybe_finish_locked(c);
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
+/* ---- the backends: perf rings, or bpf counts in the kernel (its records samples last) ---- */
 
 /* Consumed elsewhere: the processes as their records tell, kept (see 'recorded'). */
 static int collector_record_processes(Collector *c, const CollectorOptions *o)
@@ -775,17 +759,12 @@ int collector_start(Collector *c)
 	r = c->bpf ? bpf_sampler_start(c->bpf) : sampling_session_start(c->session);
 	if (r < 0)
 		return r;
-	if (c->bpf)
-		bpf_sampler_get_metrics(c->bpf, &m);
-	else
-		sampling_session_get_metrics(c->session, &m);
+	backend_get_metrics(c, &m);
 	/* before the drain thread pushes the first sample */
-	backlog_set_start(c->backlog,
-			  c->bpf ? bpf_sampler_get_start(c->bpf) : sampling_session_get_start(c->session),
-			  m.start_unix_nanos);
+	backlog_set_start(c->backlog, backend_get_start(c), m.start_unix_nanos);
 
 	pthread_mutex_lock(&c->lock);
-	c->start_mono = c->bpf ? bpf_sampler_get_start(c->bpf) : sampling_session_get_start(c->session);
+	c->start_mono = backend_get_start(c);
 	c->start_unix = m.start_unix_nanos;
 	c->drained = m;
 	c->start_requested = true;
