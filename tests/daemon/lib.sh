@@ -186,27 +186,26 @@ prop() {
 	bctl get-property $DEST "$1" $SES "$2" | cut -d' ' -f2- | tr -d '"'
 }
 
+# state_is PATH STATE...: the session's State is one of the STATEs (for wait_until)
+state_is() {
+	local s want
+	s=$(prop "$1" State)
+	for want in "${@:2}"; do
+		[[ $s == "$want" ]] && return 0
+	done
+	return 1
+}
+
 # wait_state PATH STATE [SECONDS]: SECONDS (default 60) of the wall clock, a hang guard
 wait_state() {
-	local s deadline=$((SECONDS + ${3:-60}))
-	s=$(prop "$1" State)
-	until [[ $s == "$2" ]]; do
-		((SECONDS < deadline)) || fail "session $1 is '$s', not '$2'"
-		sleep 0.05
-		s=$(prop "$1" State)
-	done
+	wait_until "${3:-60}" state_is "$1" "$2" || fail "session $1 is '$(prop "$1" State)', not '$2'"
 }
 
 # wait_finished PATH [SECONDS]: wait for completed or failed, print it (SECONDS as wait_state's)
 wait_finished() {
-	local s deadline=$((SECONDS + ${2:-60}))
-	s=$(prop "$1" State)
-	until [[ $s == completed || $s == failed ]]; do
-		((SECONDS < deadline)) || fail "session $1 did not finish: still '$s'"
-		sleep 0.05
-		s=$(prop "$1" State)
-	done
-	echo "$s"
+	wait_until "${2:-60}" state_is "$1" completed failed ||
+		fail "session $1 did not finish: still '$(prop "$1" State)'"
+	prop "$1" State
 }
 
 # finished_session AS... PID HZ USEC: start a session of PID as the command prefix AS (e.g.

@@ -12,6 +12,7 @@
 # PROFCTL, UNWINDER (profd-unwinder), and WORKLOADS (space-separated paths, copied to /opt/profd-tests/).
 
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../test-util.sh"
 
 : "${BUILD_ROOT:?BUILD_ROOT must name the meson build directory}"
 : "${SOURCE_ROOT:?SOURCE_ROOT must name the source tree}"
@@ -419,15 +420,15 @@ wait_gone() {
 	return 1
 }
 
-# wait_session PATH STATE [SECONDS]
+# session_is PATH STATE: the session's State is STATE (for wait_until)
+session_is() {
+	[[ $(session_prop "$1" State) == "$2" ]]
+}
+
+# wait_session PATH STATE [SECONDS]: SECONDS (default 30) of the wall clock, a hang guard
 wait_session() {
-	local s=
-	for _ in $(seq $((${3:-30} * 10))); do
-		s=$(session_prop "$1" State)
-		[[ $s == "$2" ]] && return 0
-		sleep 0.1
-	done
-	fail "session $1 is '$s', not '$2'"
+	wait_until "${3:-30}" session_is "$1" "$2" ||
+		fail "session $1 is '$(session_prop "$1" State)', not '$2'"
 }
 
 # run_ids: the run ids root sees, one a line, sorted
