@@ -168,10 +168,13 @@ static int test_split(char **args)
 	/*
 	 * The workload's phases are fixed amounts of work, 3:1, so the split of
 	 * the samples is 3:1 however the machine's load preempts them. One
-	 * thread; threads are the late-thread test's.
+	 * thread; threads are the late-thread test's. 3 s of its CPU time, as an
+	 * idle machine gives a 3 s window: ~3000 samples however loaded the
+	 * machine, so 5 points are 6 standard errors of the split; 120 s a hang
+	 * guard.
 	 */
-	char *argv[] = { args[0], (char *)"4", (char *)"1", NULL };
-	HarnessRun run = { .seconds = 3 };
+	char *argv[] = { args[0], (char *)"300", (char *)"1", NULL };
+	HarnessRun run = { .seconds = 120, .cpu_seconds = 3 };
 	HarnessResult res;
 	const ProfileFrame *mix, *heavy;
 	size_t heavy_n, light_n;
@@ -1021,17 +1024,16 @@ static bool perf_written(void *userdata)
  * window is 2 s of the target's CPU time, ~2000 samples each however loaded
  * the machine: a 5-point difference is then 3.6 standard errors of two
  * independent samplings of a 3:1 split, not chance. Independent only with
- * rounds of varied length (a seed): both sample every 1.001 ms, and rounds of
- * one length (~4-5 ms) can lock in phase with that on an idle machine, each
- * sampler then seeing every round at its own few points (profd 69.9% against
- * perf 75.1% in a CI run). A profd that loses the stack of 1 in 10 samples
- * fails it.
+ * workload-split's rounds of varied length: both sample every 1.001 ms, and
+ * rounds of one length (~4-5 ms) can lock in phase with that on an idle
+ * machine, each sampler then seeing every round at its own few points (profd
+ * 69.9% against perf 75.1% in a CI run). A profd that loses the stack of 1 in
+ * 10 samples fails it.
  */
 static int test_perf(char **args)
 {
-	/* outlives both windows however long a loaded machine takes to give them its CPU time;
-	 * seed 1: rounds of varied length */
-	char *argv[] = { args[0], (char *)"300", (char *)"2", (char *)"1", NULL };
+	/* outlives both windows however long a loaded machine takes to give them its CPU time */
+	char *argv[] = { args[0], (char *)"300", (char *)"2", NULL };
 	char data[] = "/tmp/profd-unwind-perf-XXXXXX", pid_arg[16], window[64];
 	static const char *const functions[] = { "split_heavy", "split_light", NULL };
 	HarnessRun run = { .seconds = 100, .cpu_seconds = 2 };

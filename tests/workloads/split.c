@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * workload-split [SECONDS] [THREADS] [SEED]: every thread spends its CPU time 3:1
- * in split_heavy() and split_light() until SECONDS of wall time have passed.
+ * workload-split [SECONDS] [THREADS]: every thread spends its CPU time 3:1 in
+ * split_heavy() and split_light() until SECONDS of wall time have passed.
  * Each call does a fixed amount of work, the heavy one three times the light
  * one's, so the split is 3:1 in CPU time however a busy machine schedules the
  * threads (phases of wall time would lose more of the long ones to
  * preemption). Built -O2 without frame pointers, so only DWARF unwinding
  * recovers the callers.
  *
- * With SEED, each round (a heavy call and a light one, still 3:1) is from half
- * to one and a half times as long, drawn from SEED: a sampler with a fixed
- * period (999 Hz: 1.001 ms) cannot lock in phase with the rounds, as it can
- * with ~4-5 ms rounds of one length on an idle machine, where it then sees
- * every round at the same few points and a share several points off.
+ * Each round (a heavy call, then a light one) is from half to one and a half
+ * times the usual length, drawn from a fixed seed: a sampler with a fixed
+ * period (1.001 ms at 999 Hz, 2.004 ms at 499 Hz) cannot lock in phase with
+ * the rounds, as it can with rounds of one length (~4-5 ms) on an idle
+ * machine, seeing every round at the same few points and a share many points
+ * off 3:1.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -22,7 +23,6 @@
 
 static volatile uint64_t sink;
 static double seconds;
-static uint64_t seed; /* 0: rounds of one length */
 
 /* about 1 ms of CPU time on this project's test machines */
 #define LIGHT_CHUNKS 2048
@@ -60,16 +60,14 @@ static __attribute__((noinline)) uint64_t split_light(uint64_t chunks)
 static void *split_worker(void *arg)
 {
 	uint64_t end = workload_now_ns() + (uint64_t)(seconds * 1e9);
-	/* xorshift64, a stream of its own for each thread */
-	uint64_t state = seed + (uintptr_t)arg, chunks = LIGHT_CHUNKS;
+	/* xorshift64 from a fixed seed, a stream of its own for each thread */
+	uint64_t state = 1 + (uintptr_t)arg, chunks;
 
 	while (workload_now_ns() < end) {
-		if (seed) {
-			state ^= state << 13;
-			state ^= state >> 7;
-			state ^= state << 17;
-			chunks = LIGHT_CHUNKS / 2 + state % LIGHT_CHUNKS;
-		}
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		chunks = LIGHT_CHUNKS / 2 + state % LIGHT_CHUNKS;
 		sink += split_heavy(3 * chunks);
 		sink += split_light(chunks);
 	}
@@ -82,7 +80,6 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 
 	seconds = workload_seconds(argc, argv, 1, 3.0);
-	seed = argc > 3 ? strtoull(argv[3], NULL, 0) : 0;
 	if (threads < 1 || threads > 64) {
 		fprintf(stderr, "workload-split: thread count must be 1..64\n");
 		return 2;
