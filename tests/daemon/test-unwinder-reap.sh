@@ -51,11 +51,14 @@ nobody_target=$SPAWNED
 spawn_workload 2 "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 300 2
 other_target=$SPAWNED
 
-# uid NOBODY's unwinder, its session done, goes idle with its exit held
-a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 300000)
-[[ $(wait_finished "$a" 60) == completed ]] || fail "uid $NOBODY's session failed: $(prop "$a" Error)"
+# uid NOBODY's unwinder, its exit held from mid-session on (it could go idle before a tracer
+# started on a loaded machine), goes idle once the session is done
+a=$(session_as "${AS_NOBODY[@]}" -- "$nobody_target" 999 6000000)
+[[ -n $a ]] || fail "uid $NOBODY's session did not start"
+wait_until 60 sampled "$a" || fail "uid $NOBODY's session took no sample"
 idle=$(unwinder_pid $NOBODY)
 hold_exit "$idle"
+[[ $(wait_finished "$a" 60) == completed ]] || fail "uid $NOBODY's session failed: $(prop "$a" Error)"
 # uid OTHER's unwinder hangs mid-session (stopped) with its exit held
 b=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 60000000)
 [[ -n $b ]] || fail "uid $OTHER's session did not start"
