@@ -302,6 +302,24 @@ def profd_session(d, workload, threads, seconds, hz):
             'us': cpu / samples * 1e6, 'collector_us': metrics['collector_cpu_nanos'] / samples / 1e3}
 
 
+def session_cost_fit(sessions):
+    """CPU of a session as fixed + per_sample x samples, least squares over 'sessions' (of
+    one daemon, warm): (fixed seconds, seconds per sample), None when the samples kept do not
+    vary. At a load that gives the workload a varying part of its CPUs, sessions of the same
+    length keep from a few hundred to thousands of samples, and the fixed part (the perf
+    events of every thread opened and closed, the finish) divided by them moves the CPU per
+    sample of two warm sessions by more than the goal's 1.5x."""
+    n = len(sessions)
+    xs = [s['samples'] for s in sessions]
+    ys = [s['cpu'] for s in sessions]
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if n < 3 or sxx == 0:
+        return None
+    per_sample = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return my - per_sample * mx, per_sample
+
+
 def helpers_cpu(d):
     """CPU seconds of profd's live unwinder helpers so far (each single-threaded: the
     nanoseconds of /proc/PID/schedstat)."""
@@ -622,6 +640,17 @@ def main():
             # its fixed part (events opened and closed, the finish) weighs more in each
             print('  samples kept, warm before / restarted: %s' % ', '.join(
                 '%d/%d' % (w['samples'], r['samples']) for r, w in zip(restarts, before)))
+            fit = session_cost_fit(warm + before)
+            if fit:
+                fixed, per_sample = fit
+                print('  warm sessions of this run: %.1f ms + %.2f us a sample kept; a restart\'s '
+                      'CPU over what a warm session keeping its samples takes, per round: %s '
+                      '(ms: %s)' % (
+                          fixed * 1e3, per_sample * 1e6,
+                          ', '.join('%.2f' % (r['cpu'] / (fixed + per_sample * r['samples']))
+                                    for r in restarts),
+                          ', '.join('%+.1f' % ((r['cpu'] - fixed - per_sample * r['samples']) * 1e3)
+                                    for r in restarts)))
         if base_restarts:
             print('baseline restart / the warm session just before it, per round: %s '
                   '(highest %.2f)' % (
