@@ -32,9 +32,10 @@ static void write_frames(const Folding *f, uint32_t *frame_of_name, FILE *out)
 				const FoldNode *node = &f->nodes[n];
 				const ProfileFrame *frame;
 
+				if (frame_of_name[node->function] != PROFILE_NONE)
+					continue;
 				/* a process frame: the profile's name says the process */
-				if (node->frame == PROFILE_NONE ||
-				    frame_of_name[node->function] != PROFILE_NONE)
+				if (node->frame == PROFILE_NONE)
 					continue;
 				frame = &p->frames[node->frame];
 				frame_of_name[node->function] = n_frames;
@@ -75,13 +76,13 @@ static void write_thread(const Folding *f, const FoldThread *th, const uint32_t 
 	write_u64(out, total);
 	fputs_unlocked(",\"samples\":[", out);
 	for (size_t i = 0; i < th->n_stacks; i++) {
-		uint32_t depth = fold_node_path(f, th->stacks[i].node, path), written = 0;
+		uint32_t depth = fold_node_path(f, th->stacks[i].node, path);
+		/* only a root can be a process frame (fold.c): tested once a stack, not per frame */
+		uint32_t first = f->nodes[path[0]].frame == PROFILE_NONE ? 1 : 0;
 
 		fputs_unlocked(i ? ",[" : "[", out);
-		for (uint32_t d = 0; d < depth; d++) {
-			if (f->nodes[path[d]].frame == PROFILE_NONE)
-				continue; /* the process frame */
-			if (written++)
+		for (uint32_t d = first; d < depth; d++) {
+			if (d > first)
 				putc_unlocked(',', out);
 			write_u64(out, frame_of_name[f->nodes[path[d]].function]);
 		}
