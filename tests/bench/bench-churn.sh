@@ -16,7 +16,6 @@
 # most the unwinder had mapped during the session (its RLIMIT_AS is 4 GiB).
 # Usage: bench-churn.sh PROFCTL WORKLOAD_SPLIT [SECONDS]   (root; PROFD and
 # DAEMON_TEST_LIB in the environment)
-source "$DAEMON_TEST_LIB"
 source "$(dirname "${BASH_SOURCE[0]}")/profd-cgroup.sh"
 set +e
 profctl=$1
@@ -25,8 +24,6 @@ seconds=${3:-${BENCH_SECONDS:-8}}
 backends=${BACKENDS:-bpf perf-fp perf-dwarf}
 churners=${CHURNERS:-2}
 churn_cmd=${CHURN_CMD:-/bin/true}
-tmp=$T/bench
-mkdir -p "$tmp"
 CHURN=()
 
 stop_churners() {

@@ -18,14 +18,11 @@
 # bpf CPU into setup, naming at the end, and the rest (periodic reads).
 # Usage: bench-system.sh PROFCTL WORKLOAD_SPLIT [SECONDS]   (root; PROFD and
 # DAEMON_TEST_LIB in the environment)
-source "$DAEMON_TEST_LIB"
 source "$(dirname "${BASH_SOURCE[0]}")/profd-cgroup.sh"
 set +e
 profctl=$1
 workload=$2
 seconds=${3:-${BENCH_SECONDS:-60}}
-tmp=$T/bench
-mkdir -p "$tmp"
 stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
 bench_undo() { echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null; }
 
