@@ -19,6 +19,7 @@
 
 #include "atomic-file.h"
 #include "cleanup.h"
+#include "io-util.h"
 #include "log.h"
 #include "time-util.h"
 #include "unwinder-spawn.h"
@@ -382,14 +383,8 @@ static int serve_store_load(Helper *h, const UnwinderStoreFile *m)
 	if (r >= 0 && size > UNWINDER_STORE_FILE_MAX)
 		r = -EFBIG;
 	if (r >= 0)
-		r = fd = memfd_create("profd-symbols", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 && r >= 0)
-		r = negative_errno();
-	if (r >= 0)
-		r = write_all(fd, data, size);
-	if (r >= 0 && (lseek(fd, 0, SEEK_SET) < 0 ||
-		       fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0))
-		r = negative_errno();
+		r = fd = memfd_new_from("profd-symbols", data, size,
+					F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
 	reply.error = r < 0 ? r : 0;
 	return unwinder_send(h->sock, &reply, sizeof(reply), &fd, r >= 0);
 }

@@ -19,6 +19,7 @@
 #include "backlog-consumer.h"
 #include "backlog.h"
 #include "cleanup.h"
+#include "io-util.h"
 #include "process-resolvers.h"
 #include "profile-builder.h"
 #include "profile-file.h"
@@ -296,12 +297,9 @@ static int helper_store_save(void *userdata, const ModuleIdentity *id, const cha
 	r = store_message(u, UNWINDER_STORE_SAVE, name, &m);
 	if (r < 0)
 		return r;
-	fd = memfd_create("profd-symbols", MFD_CLOEXEC);
+	fd = memfd_new_from("profd-symbols", data, size, 0);
 	if (fd < 0)
-		return negative_errno();
-	r = write_all(fd, data, size);
-	if (r < 0)
-		return r;
+		return fd;
 	return unwinder_send(u->sock, &m, sizeof(m), &fd, 1);
 }
 
@@ -456,22 +454,18 @@ static int send_stats(Unwinder *u, const UnwinderStats *m, int fd)
 	return unwinder_send(u->sock, m, sizeof(*m), &fd, fd >= 0);
 }
 
-/* The session's stack-quality counts in a memfd, or -1 (none: the result goes without);
+/* The session's stack-quality counts in a memfd, or < 0 (none: the result goes without);
  * profd words the report itself */
 static int quality_memfd(HelperSession *s)
 {
 	const StackQuality *q = s->resolver ? stack_resolver_get_quality(s->resolver)
 					    : process_resolvers_get_quality(s->resolvers);
 	_cleanup_free_ char *wire = NULL;
-	_cleanup_close_ int fd = -1;
 	size_t size;
 
 	if (!q || stack_quality_to_wire(q, &wire, &size) < 0)
 		return -1;
-	fd = memfd_create("profd-stack-quality", MFD_CLOEXEC);
-	if (fd < 0 || write_all(fd, wire, size) < 0)
-		return -1;
-	return TAKE_FD(fd);
+	return memfd_new_from("profd-stack-quality", wire, size, 0);
 }
 
 /*

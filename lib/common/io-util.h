@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -49,4 +50,24 @@ static inline int write_all(int fd, const void *data, size_t size)
 		size -= (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * A close-on-exec memfd named 'name' holding a copy of 'data', at its start,
+ * sealed with 'seals' (F_SEAL_*; 0: none, and none possible): the descriptor,
+ * or a negative errno.
+ */
+static inline int memfd_new_from(const char *name, const void *data, size_t size, unsigned seals)
+{
+	_cleanup_close_ int fd = memfd_create(name, MFD_CLOEXEC | (seals ? MFD_ALLOW_SEALING : 0));
+	int r;
+
+	if (fd < 0)
+		return negative_errno();
+	r = write_all(fd, data, size);
+	if (r < 0)
+		return r;
+	if (lseek(fd, 0, SEEK_SET) < 0 || (seals && fcntl(fd, F_ADD_SEALS, seals) < 0))
+		return negative_errno();
+	return TAKE_FD(fd);
 }

@@ -1160,7 +1160,6 @@ int collector_get_stack_quality(Collector *c, StackQualityFetchFn fetch, void *u
 static int collector_state_memfd(Collector *c)
 {
 	_cleanup_(record_buffer_clear) RecordBuffer records = {};
-	_cleanup_close_ int fd = -1;
 	int r;
 
 	pthread_mutex_lock(&c->recorded_lock);
@@ -1168,16 +1167,8 @@ static int collector_state_memfd(Collector *c)
 	pthread_mutex_unlock(&c->recorded_lock);
 	if (r < 0)
 		return r;
-	fd = memfd_create("profd-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return negative_errno();
-	r = write_all(fd, records.data, records.size);
-	if (r < 0)
-		return r;
-	if (lseek(fd, 0, SEEK_SET) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-		return negative_errno();
-	return TAKE_FD(fd);
+	return memfd_new_from("profd-state", records.data, records.size,
+			      F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 }
 
 int collector_consumer_restart(Collector *c)
