@@ -249,9 +249,9 @@ static int attachment_resume(UnwinderPool *p, Attachment *a)
  * The sessions of an unwinder that is dead (resume: it crashed, or was killed
  * as hung, and is reaped) each go on with a new one, SESSION_RESTARTS_MAX
  * times at most; otherwise (it failed: killed, or abandoned), or past that,
- * each fails with 'why'.
+ * each fails with 'why'. Returns how many go on.
  */
-static void helper_end_sessions(Helper *h, int error, const char *why, bool resume)
+static unsigned helper_end_sessions(Helper *h, int error, const char *why, bool resume)
 {
 	UnwinderPool *p = h->pool;
 	unsigned resumed = 0;
@@ -271,6 +271,11 @@ static void helper_end_sessions(Helper *h, int error, const char *why, bool resu
 		attachment_end(p, a, NULL, -1, error,
 			       resume && a->restarts >= SESSION_RESTARTS_MAX ? last : why);
 	}
+	return resumed;
+}
+
+static void helper_log_end(const Helper *h, const char *why, unsigned resumed)
+{
 	if (why && resumed > 0)
 		log_warning("unwinder of uid %u (pid %d): %s; %u session(s) go on with a new one",
 			    (unsigned)h->uid, (int)h->pid, why, resumed);
@@ -282,7 +287,8 @@ static void helper_end_sessions(Helper *h, int error, const char *why, bool resu
 static void helper_fail(Helper *h, int error, const char *why)
 {
 	helper_kill(h);
-	helper_end_sessions(h, error, why, false);
+	(void)helper_end_sessions(h, error, why, false);
+	helper_log_end(h, why, 0);
 }
 
 static Attachment *find_helper_attachment(Helper *h, uint64_t id)
@@ -575,6 +581,8 @@ static int on_helper_message(sd_event_source *source, int sock, uint32_t revents
 static bool helper_reap(Helper *h)
 {
 	siginfo_t info = {};
+	const char *said;
+	unsigned resumed;
 	char why[96];
 
 	helper_keep_pid(h);
@@ -589,7 +597,9 @@ static bool helper_reap(Helper *h)
 	else
 		snprintf(why, sizeof(why), "killed by signal %d (%s)", info.si_status,
 			 strsignal(info.si_status));
-	helper_end_sessions(h, h->hung ? -ETIMEDOUT : -ECONNRESET, h->n_attached > 0 ? why : NULL, true);
+	said = h->n_attached > 0 ? why : NULL;
+	resumed = helper_end_sessions(h, h->hung ? -ETIMEDOUT : -ECONNRESET, said, true);
+	helper_log_end(h, said, resumed);
 	helper_free(h);
 	return true;
 }
@@ -624,7 +634,8 @@ static void helper_abandon(Helper *h)
 		 "(pid %d) did not exit within %llu s of being killed; abandoned, its process "
 		 "left to the kernel", (int)h->pid, KILLED_EXIT_USEC / 1000000ULL);
 	helper_unlink(h);
-	helper_end_sessions(h, -ETIMEDOUT, why, false);
+	(void)helper_end_sessions(h, -ETIMEDOUT, why, false);
+	log_warning("unwinder of uid %u %s", (unsigned)h->uid, why);
 	helper_free(h);
 }
 

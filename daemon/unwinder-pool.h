@@ -16,8 +16,11 @@
  * what the records it took said of the target (collector_consumer_restart():
  * the samples it took are lost and counted), a few times per session at most,
  * then the session fails. One that says something impossible fails the
- * sessions of its uid in flight. Other users' unwinders never notice.
- * Everything here runs on the event loop.
+ * sessions of its uid in flight. Other users' unwinders never notice. A
+ * killed unwinder's exit is never waited for on the loop (only at
+ * unwinder_pool_free(), a few seconds at most); one not reaped 30 s after
+ * SIGKILL is given up, its sessions failed. Everything here runs on the
+ * event loop, but unwinder_pool_reaped_pid().
  */
 
 #include <stdbool.h>

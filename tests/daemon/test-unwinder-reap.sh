@@ -92,7 +92,7 @@ ok "killed unwinders whose exits are held: profd answers both users, each uid's 
 error=$(prop "$b" Error)
 [[ $error == *"uid $OTHER (pid $hung) did not exit within 30 s of being killed; abandoned"* ]] ||
 	fail "the hung unwinder's session failed with '$error'"
-wait_until 60 grep -q "unwinder of uid $NOBODY (pid $idle): (pid $idle) did not exit within 30 s" \
+wait_until 60 grep -q "unwinder of uid $NOBODY (pid $idle) did not exit within 30 s" \
 	"$T/profd.log" || fail "profd did not give up on the idle unwinder $idle"
 c=$(session_as "${AS_OTHER[@]}" -- "$other_target" 999 300000)
 [[ $(wait_finished "$c" 60) == completed ]] ||
