@@ -15,11 +15,6 @@ start_profd
 spawn_workload 2 "${AS_OTHER[@]}" "$WORKLOAD_SPLIT" 600 2
 target=$SPAWNED
 
-# newer_unwinder UID PID: profd started an unwinder for UID after PID (for wait_until)
-newer_unwinder() {
-	[[ -n $(unwinder_pid "$1") && $(unwinder_pid "$1") != "$2" ]]
-}
-
 # crash_unwinders SECONDS: for about SECONDS, sessions of uid OTHER at 999 Hz, each of whose
 # unwinders is killed (SIGKILL) as soon as profd says it started, while it reads its first
 # files: the session goes on with a new one, killed in turn, until it fails (the fourth

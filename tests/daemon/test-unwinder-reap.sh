@@ -39,11 +39,6 @@ hold_exit() {
 dead() {
 	[[ ! -e /proc/$1/stat ]] || [[ $(awk '{ print $3 }' "/proc/$1/stat") == Z ]]
 }
-# newer_unwinder UID PID: profd started an unwinder for UID after PID (for wait_until)
-newer_unwinder() {
-	[[ -n $(unwinder_pid "$1") && $(unwinder_pid "$1") != "$2" ]]
-}
-
 start_bus
 start_profd
 spawn_workload 2 "${AS_NOBODY[@]}" "$WORKLOAD_SPLIT" 300 2

@@ -30,11 +30,6 @@ prewarmed() {
 }
 wait_until 60 prewarmed || fail "profd's start-up copies did not end"
 
-# newer_unwinder UID PID: profd started an unwinder for UID after PID (for wait_until)
-newer_unwinder() {
-	[[ -n $(unwinder_pid "$1") && $(unwinder_pid "$1") != "$2" ]]
-}
-
 # replaced UID PID WHY: profd said PID of UID went for WHY with its session going on, and
 # started another; sets 'next' to it
 replaced() {

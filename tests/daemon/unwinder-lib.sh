@@ -35,6 +35,11 @@ unwinder_pid() {
 		grep -o '[0-9]*)' | tr -d ')'
 }
 
+# newer_unwinder UID PID: profd started an unwinder for UID after PID (for wait_until)
+newer_unwinder() {
+	[[ -n $(unwinder_pid "$1") && $(unwinder_pid "$1") != "$2" ]]
+}
+
 # has_unwinder UID: profd started an unwinder for UID (for wait_until: asks again each time)
 has_unwinder() {
 	[[ -n $(unwinder_pid "$1") ]]
