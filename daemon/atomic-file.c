@@ -45,7 +45,7 @@ static int create_temp(int dir_fd, const char *tmp)
 	return -EEXIST;
 }
 
-int write_file_atomic_fn(int dir_fd, const char *name, AtomicFillFn fill, void *userdata)
+int write_file_atomic_deferred_fn(int dir_fd, const char *name, AtomicFillFn fill, void *userdata)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
@@ -61,10 +61,17 @@ int write_file_atomic_fn(int dir_fd, const char *name, AtomicFillFn fill, void *
 		r = negative_errno();
 	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 		r = negative_errno();
-	if (r < 0) {
+	if (r < 0)
 		unlinkat(dir_fd, tmp, 0);
+	return r;
+}
+
+int write_file_atomic_fn(int dir_fd, const char *name, AtomicFillFn fill, void *userdata)
+{
+	int r = write_file_atomic_deferred_fn(dir_fd, name, fill, userdata);
+
+	if (r < 0)
 		return r;
-	}
 	/* the rename itself must reach the disk too */
 	if (fsync(dir_fd) < 0)
 		return negative_errno();
@@ -88,6 +95,13 @@ int write_file_atomic(int dir_fd, const char *name, const void *data, size_t siz
 	Buffer b = { data, size };
 
 	return write_file_atomic_fn(dir_fd, name, fill_buffer, &b);
+}
+
+int write_file_atomic_deferred(int dir_fd, const char *name, const void *data, size_t size)
+{
+	Buffer b = { data, size };
+
+	return write_file_atomic_deferred_fn(dir_fd, name, fill_buffer, &b);
 }
 
 int unlink_durable(int dir_fd, const char *name, int flags)

@@ -32,6 +32,13 @@ int write_file_atomic(int dir_fd, const char *name, const void *data, size_t siz
 /* The same with the content written by 'fill' into the temporary file's fd. */
 typedef int (*AtomicFillFn)(int fd, void *userdata);
 int write_file_atomic_fn(int dir_fd, const char *name, AtomicFillFn fill, void *userdata);
+/*
+ * The same without the directory's fsync: the content is on disk, the rename
+ * only once the caller fsyncs 'dir_fd' — one fsync for several files, which
+ * must come before anything that says they are there.
+ */
+int write_file_atomic_deferred(int dir_fd, const char *name, const void *data, size_t size);
+int write_file_atomic_deferred_fn(int dir_fd, const char *name, AtomicFillFn fill, void *userdata);
 
 /* Remove 'name' from 'dir_fd' (flags as unlinkat) and make that durable; a missing name is fine. */
 int unlink_durable(int dir_fd, const char *name, int flags);
