@@ -657,6 +657,13 @@ def main():
                       ', '.join('%.2f' % (r['us'] / w['us'])
                                 for r, w in zip(base_restarts, base_before)),
                       max(r['us'] / w['us'] for r, w in zip(base_restarts, base_before))))
+        # the same fit for each daemon over all its warm sessions: what a session costs
+        # whatever its samples (events, rings, backlog pages, files, messages), and per sample
+        for name, sessions in (('profd', warm + before), ('baseline', base_warm + base_before)):
+            fit = session_cost_fit(sessions)
+            if fit:
+                print('%s warm sessions (%d): %.1f ms a session + %.2f us a sample kept' % (
+                    name, len(sessions), fit[0] * 1e3, fit[1] * 1e6))
         print('profd start-up CPU (once, before any session): first start %.1f ms%s' % (
             startup * 1e3, ', restart %.1f ms' % (restartup * 1e3) if restarts else ''))
 
