@@ -23,6 +23,7 @@ typedef struct Config {
 	uint32_t max_runs_per_user;     /* stored run records of one uid but root */
 	uint64_t max_run_bytes;         /* bytes of stored run records, all users */
 	uint64_t max_run_bytes_per_user;   /* bytes of stored run records of one uid but root */
+	uint64_t run_cache_bytes;       /* stored records' JSON kept in memory for GetRun */
 	uint32_t max_finished_sessions;    /* kept finished sessions, all users */
 	uint32_t max_finished_sessions_per_user; /* kept finished sessions of one uid but root */
 	uint64_t max_record_bytes;      /* largest record SubmitRun takes (as stored) */

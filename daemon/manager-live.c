@@ -267,7 +267,7 @@ typedef struct FinishParse {
 	RunProfile *record;
 	char *why;
 	int error;
-	/* adopting a stored run: its owner, file (seq) or record not yet on disk */
+	/* adopting a stored run: its owner, file (seq) or record in memory (run_store_json()) */
 	bool adopt;
 	uid_t owner;
 	uint64_t seq;
@@ -417,10 +417,12 @@ int manager_method_finish_run(sd_bus_message *msg, void *userdata, sd_bus_error 
 	if (s)
 		memcpy(j->session_id, s->id, sizeof(j->session_id));
 	else {
+		const char *stored_json = run_store_json(m->runs, stored);
+
 		j->adopt = true;
 		j->owner = stored->owner;
 		j->seq = stored->seq;
-		if (stored->pending_json && !(j->stored_json = strdup(stored->pending_json)))
+		if (stored_json && !(j->stored_json = strdup(stored_json)))
 			return -ENOMEM;
 	}
 	r = worker_pool_submit(m->export_workers, finish_parse_work, finish_parse_done, j);

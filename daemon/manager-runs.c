@@ -162,7 +162,7 @@ static void call_free(ManagerCall *c)
 	free(c);
 }
 
-/* GetRun of a run whose record is only in its file: read on a worker, reply on the loop. */
+/* GetRun of a run whose record is only in its file: read on a worker, reply and keep it on the loop. */
 typedef struct RunRead {
 	ManagerCall call;
 	uint64_t seq;
@@ -188,8 +188,10 @@ static void run_read_done(void *userdata)
 	else if (j->error < 0)
 		sd_bus_reply_method_errnof(j->call.message, j->error, "cannot read the run: %s",
 					   strerror(-j->error));
-	else
+	else {
 		sd_bus_reply_method_return(j->call.message, "s", j->json);
+		run_store_keep(j->call.manager->runs, j->seq, TAKE_PTR(j->json), j->size);
+	}
 	free(j->json);
 	call_free(&j->call);
 }
@@ -198,6 +200,7 @@ int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *er
 {
 	Manager *m = userdata;
 	const StoredRun *run;
+	const char *json;
 	RunRead *j;
 	int r;
 
@@ -209,8 +212,10 @@ int manager_method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *er
 		return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
 					 "run is %zu bytes, more than MaxRecordBytes (%" PRIu64 ")",
 					 run->json_size, m->config.max_record_bytes);
-	if (run->pending_json)
-		return sd_bus_reply_method_return(msg, "s", run->pending_json);
+	/* only now, for the run the sender may see: never another uid's, never a deleted one */
+	json = run_store_json(m->runs, run);
+	if (json)
+		return sd_bus_reply_method_return(msg, "s", json);
 	j = call_new(sizeof(*j), m, msg);
 	if (!j)
 		return -ENOMEM;

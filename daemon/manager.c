@@ -247,6 +247,7 @@ int manager_new(sd_event *event, Config *config, Manager **ret)
 		.max_runs_per_user = m->config.max_runs_per_user,
 		.max_bytes = m->config.max_run_bytes,
 		.max_bytes_per_user = m->config.max_run_bytes_per_user,
+		.cache_bytes = m->config.run_cache_bytes,
 	};
 	r = run_store_new(runs_fd, &limits, event, &m->runs);
 	if (r < 0)

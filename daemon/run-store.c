@@ -41,6 +41,7 @@ struct RunStore {
 	size_t n_owners, owners_allocated;
 	size_t visible;
 	uint64_t visible_bytes;
+	RunCache kept; /* records of visible runs */
 };
 
 static StoredRun *stored_run_free(StoredRun *r)
@@ -108,6 +109,8 @@ static void set_hidden(RunStore *s, StoredRun *r, bool *flag, bool value)
 	*flag = value;
 	if (was != stored_run_visible(r))
 		account(s, r, was ? -1 : 1);
+	if (!stored_run_visible(r))
+		run_cache_drop(&s->kept, &r->cached); /* never served hidden, even if it comes back */
 }
 
 size_t run_store_count_visible(const RunStore *s, uid_t owner)
@@ -268,6 +271,7 @@ static void store_forget(RunStore *s, StoredRun *r)
 
 	if (stored_run_visible(r))
 		account(s, r, -1);
+	run_cache_drop(&s->kept, &r->cached);
 	index_remove(s, (uint32_t)i);
 	memmove(s->runs + i, s->runs + i + 1, (s->n_runs - i - 1) * sizeof(*s->runs));
 	s->n_runs--;
@@ -334,7 +338,11 @@ static void settle_write(RunStore *s, uint64_t seq, int error)
 		store_forget(s, r);
 		return;
 	}
-	r->pending_json = (free(r->pending_json), NULL);
+	/* in memory anyway: kept while the budget allows (a hidden run is never served) */
+	if (stored_run_visible(r))
+		run_cache_put(&s->kept, &r->cached, TAKE_PTR(r->pending_json), r->json_size);
+	else
+		r->pending_json = (free(r->pending_json), NULL);
 	while ((older = find_older(s, r)))
 		evict(s, older);
 }
@@ -484,6 +492,7 @@ int run_store_new(int dir_fd, const RunStoreLimits *limits, sd_event *event, Run
 	if (s->dir_fd < 0)
 		return negative_errno();
 	s->limits = *limits;
+	s->kept.budget = limits->cache_bytes;
 	r = worker_pool_new(event, 1, &s->io);
 	if (r < 0)
 		return r;
@@ -496,8 +505,10 @@ RunStore *run_store_free(RunStore *s)
 	if (!s)
 		return NULL;
 	worker_pool_free(s->io); /* pending writes finish first, and settle */
-	for (size_t i = 0; i < s->n_runs; i++)
+	for (size_t i = 0; i < s->n_runs; i++) {
+		run_cache_drop(&s->kept, &s->runs[i]->cached);
 		stored_run_free(s->runs[i]);
+	}
 	free(s->runs);
 	id_table_done(&s->index);
 	free(s->owners);
@@ -766,6 +777,32 @@ int run_store_delete(RunStore *s, const StoredRun *run, RunStoreDoneFn done, voi
 		return k;
 	set_hidden(s, r, &r->deleting, true);
 	return 0;
+}
+
+const char *run_store_json(RunStore *s, const StoredRun *run)
+{
+	StoredRun *r = find_seq(s, run->seq);
+
+	if (!r || !stored_run_visible(r))
+		return NULL;
+	return r->pending_json ?: run_cache_get(&s->kept, &r->cached);
+}
+
+void run_store_keep(RunStore *s, uint64_t seq, char *json, size_t size)
+{
+	StoredRun *r = find_seq(s, seq);
+
+	/* deleted, replaced or evicted while it was read: nothing to keep it for */
+	if (!r || !stored_run_visible(r) || r->pending_json) {
+		free(json);
+		return;
+	}
+	run_cache_put(&s->kept, &r->cached, json, size);
+}
+
+uint64_t run_store_kept_bytes(const RunStore *s)
+{
+	return s->kept.bytes;
 }
 
 size_t run_store_count(const RunStore *s)

@@ -3,8 +3,9 @@
 
 /*
  * The stored run records. Each lives in its own file of the state directory
- * (so it survives a restart); memory holds only what listing needs (run id,
- * owner, status, ...) and, until its file is durable, the record itself.
+ * (so it survives a restart); memory holds what listing needs (run id,
+ * owner, status, ...), the record itself until its file is durable, and the
+ * records last stored or read up to a byte budget (run-cache.h).
  *
  * A file is <dir>/<seq>.run: one header line "profd-run-v1 owner=UID
  * finished_usec=USEC" followed by the record as compact keyhog-profile-v1
@@ -26,6 +27,7 @@
 
 #include "cleanup.h"
 #include "record.h"
+#include "run-cache.h"
 
 typedef struct StoredRun {
 	char *run_id;
@@ -41,11 +43,13 @@ typedef struct StoredRun {
 	/* private to the store */
 	bool superseded; /* a newer run with the same owner and id is being saved */
 	bool deleting;   /* its removal is being made durable */
+	RunCacheEntry cached; /* the record kept in memory while visible, see run_store_json() */
 } StoredRun;
 
 typedef struct RunStoreLimits {
 	uint32_t max_runs, max_runs_per_user;
 	uint64_t max_bytes, max_bytes_per_user;
+	uint64_t cache_bytes; /* records' JSON kept in memory (run-cache.h); 0: none */
 } RunStoreLimits;
 
 /* A sanity bound for reading run files back, whatever MaxRecordBytes says today. */
@@ -107,6 +111,18 @@ int run_store_delete(RunStore *s, const StoredRun *run, RunStoreDoneFn done, voi
  * Thread-safe: it only reads the file. -ENOENT when the run is gone.
  */
 int run_store_read(const RunStore *s, uint64_t seq, size_t max, char **ret_json, size_t *ret_size);
+
+/*
+ * The record JSON of 'run' (just found by run_store_find()) if it is in
+ * memory: not yet durable, or kept since it was last stored or read. NULL
+ * otherwise: then run_store_read() it on a worker and run_store_keep() it.
+ */
+const char *run_store_json(RunStore *s, const StoredRun *run);
+/* Keep 'json' of 'size' bytes, read from run 'seq''s file, in memory (taken over) if that run is still visible. */
+void run_store_keep(RunStore *s, uint64_t seq, char *json, size_t size);
+
+/* Bytes of record JSON kept in memory besides the runs not yet durable. */
+uint64_t run_store_kept_bytes(const RunStore *s);
 
 /* Every run, oldest first, including ones being replaced or deleted: see stored_run_visible(). */
 size_t run_store_count(const RunStore *s);

@@ -4,13 +4,16 @@
  * replacement, records on disk and not in memory once durable, per-uid
  * quotas evicting only the uid's own runs, the global limit evicting from
  * the uid holding the most, durable deletion, a failed write forgetting the
- * run (and bringing back the one it replaced), and reload from disk with
- * corrupt files and records profd refuses today set aside.
+ * run (and bringing back the one it replaced), reload from disk with
+ * corrupt files and records profd refuses today set aside, and the records
+ * kept in memory: within their budget, least recently used dropped first,
+ * never a deleted or replaced run's.
  * Usage: test-run-store FIXTURES_DIR
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,9 +98,9 @@ static void remove_dir(const char *path)
 	rmdir(path);
 }
 
-static RunStore *open_store(sd_event *e, const RunStoreLimits *limits)
+static RunStore *open_store_at(const char *path, sd_event *e, const RunStoreLimits *limits)
 {
-	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	RunStore *s = NULL;
 	int r = run_store_new(fd, limits, e, &s);
 
@@ -106,6 +109,116 @@ static RunStore *open_store(sd_event *e, const RunStoreLimits *limits)
 		exit(1);
 	}
 	return s;
+}
+
+static RunStore *open_store(sd_event *e, const RunStoreLimits *limits)
+{
+	return open_store_at(dir, e, limits);
+}
+
+/* The JSON kept of uid 1000's run 'run_id', NULL when not kept (or no such run). */
+static const char *kept_json(RunStore *s, const char *run_id)
+{
+	const StoredRun *run = run_store_find(s, 1000, run_id);
+
+	return run ? run_store_json(s, run) : NULL;
+}
+
+/* RunCacheBytes: eight records fit, the least recently used go, hidden runs are never served. */
+static void test_kept(sd_event *e, const char *fixtures, unsigned *n)
+{
+	_cleanup_run_profile_ RunProfile *sparse = NULL;
+	_cleanup_free_ char *kept_dir = NULL, *json = NULL, *sparse_json = NULL, *read = NULL;
+	RunStoreLimits limits = { .max_runs = 100, .max_runs_per_user = 100, .max_bytes = 1 << 20,
+				  .max_bytes_per_user = 1 << 20 };
+	RunProfile *p[10];
+	char id[16];
+	const StoredRun *run;
+	RunStore *s;
+	uint64_t seq;
+	size_t size, read_size;
+	int r;
+
+	for (unsigned i = 0; i < 10; i++) {
+		snprintf(id, sizeof(id), "kept-%u", i);
+		p[i] = load_fixture(fixtures, "full.json", id);
+	}
+	sparse = load_fixture(fixtures, "sparse.json", "kept-3");
+	if (record_serialise(p[0], false, &json) < 0 || record_serialise(sparse, false, &sparse_json) < 0 ||
+	    asprintf(&kept_dir, "%s.kept", dir) < 0 || mkdir(kept_dir, 0700) < 0)
+		exit(2);
+	size = strlen(json); /* of every kept-N: their ids are as long */
+	limits.cache_bytes = 8 * size;
+	s = open_store_at(kept_dir, e, &limits);
+
+	/* stored: kept once durable, up to the budget, the oldest dropped first */
+	for (unsigned i = 0; i < 10; i++)
+		CHECK(run_store_put(s, p[i], 1000, i, NULL, on_done, NULL) == 0, "put kept-%u", i);
+	*n += 10;
+	wait_done(e, *n);
+	CHECK(run_store_kept_bytes(s) == 8 * size, "%" PRIu64 " bytes kept, the budget holds %zu",
+	      run_store_kept_bytes(s), 8 * size);
+	CHECK(!kept_json(s, "kept-0") && !kept_json(s, "kept-1"), "the two oldest records are kept");
+	for (unsigned i = 2; i < 10; i++) {
+		snprintf(id, sizeof(id), "kept-%u", i);
+		CHECK(kept_json(s, id) && strlen(kept_json(s, id)) == size, "%s is not kept", id);
+	}
+
+	/* read back from its file: kept, and the least recently used (kept-2) goes */
+	run = run_store_find(s, 1000, "kept-0");
+	r = run_store_read(s, run->seq, 1 << 20, &read, &read_size);
+	CHECK(r == 0, "reading kept-0: %s", strerror(-r));
+	run_store_keep(s, run->seq, TAKE_PTR(read), read_size);
+	CHECK(kept_json(s, "kept-0") && strstr(kept_json(s, "kept-0"), "\"kept-0\""),
+	      "a record read from its file is not kept");
+	CHECK(!kept_json(s, "kept-2") && kept_json(s, "kept-3"),
+	      "not the least recently used record made room");
+	CHECK(run_store_kept_bytes(s) == 8 * size, "%" PRIu64 " bytes kept after a read",
+	      run_store_kept_bytes(s));
+
+	/* deleted: not served from the moment it is hidden, and a read finishing late keeps nothing */
+	run = run_store_find(s, 1000, "kept-9");
+	seq = run->seq;
+	CHECK(run_store_delete(s, run, on_done, NULL) == 0, "delete kept-9");
+	CHECK(!run_store_json(s, run), "a run being deleted is served from memory");
+	CHECK(run_store_kept_bytes(s) == 7 * size, "a deleted run's record is still kept");
+	wait_done(e, ++*n);
+	run_store_keep(s, seq, strdup(json), size);
+	CHECK(run_store_kept_bytes(s) == 7 * size, "a deleted run's record was kept after its read");
+
+	/* replaced: the new record is served at once and kept, the old one's bytes are given back */
+	CHECK(run_store_put(s, sparse, 1000, 11, NULL, on_done, NULL) == 0, "replace kept-3");
+	CHECK(kept_json(s, "kept-3") && strcmp(kept_json(s, "kept-3"), sparse_json) == 0,
+	      "the replaced record is served");
+	wait_done(e, ++*n);
+	CHECK(kept_json(s, "kept-3") && strcmp(kept_json(s, "kept-3"), sparse_json) == 0,
+	      "the replaced record is served once the new one is durable");
+	CHECK(run_store_kept_bytes(s) == 6 * size + strlen(sparse_json),
+	      "%" PRIu64 " bytes kept after a replacement, want %zu", run_store_kept_bytes(s),
+	      6 * size + strlen(sparse_json));
+
+	/* another uid finds no run, so nothing kept can be served to it */
+	CHECK(!run_store_find(s, 2000, "kept-4") && kept_json(s, "kept-4"),
+	      "uid 2000 finds uid 1000's kept run");
+	run_store_free(s);
+
+	/* a record over an eighth of the budget is never kept; loading keeps nothing */
+	limits.cache_bytes = 8 * size - 8;
+	s = open_store_at(kept_dir, e, &limits);
+	CHECK(run_store_load(s, 1 << 20, on_corrupt, NULL) == 9, "reload of the kept runs");
+	CHECK(run_store_kept_bytes(s) == 0 && !kept_json(s, "kept-4"), "loading kept records");
+	run = run_store_find(s, 1000, "kept-4");
+	r = run_store_read(s, run->seq, 1 << 20, &read, &read_size);
+	CHECK(r == 0, "reading kept-4: %s", strerror(-r));
+	run_store_keep(s, run->seq, TAKE_PTR(read), read_size);
+	CHECK(run_store_put(s, p[5], 1000, 12, NULL, on_done, NULL) == 0, "replace kept-5");
+	wait_done(e, ++*n);
+	CHECK(run_store_kept_bytes(s) == 0, "a record over an eighth of the budget was kept");
+	run_store_free(s);
+
+	for (unsigned i = 0; i < 10; i++)
+		run_profile_free(p[i]);
+	remove_dir(kept_dir);
 }
 
 int main(int argc, char **argv)
@@ -270,6 +383,8 @@ int main(int argc, char **argv)
 	      "a new run is not the newest after a reload");
 	wait_done(e, ++n);
 	run_store_free(s);
+
+	test_kept(e, argv[1], &n);
 
 	sd_event_unref(e);
 	if (test_failures == 0)

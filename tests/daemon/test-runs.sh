@@ -109,5 +109,36 @@ expect_error org.profd.Profiler1.Error.NoSuchRun mgr DeleteRun s 77-176446080000
 ! mgr ListRuns | grep -q '"77-1764460800000000001-3"' || fail "a deleted run is still listed"
 ok "DeleteRun, then NoSuchRun"
 
+# records kept in memory (RunCacheBytes, on by default) answer GetRun only as their files would:
+# a replaced run's new record, never a deleted run's, never another uid's, whether a record was
+# kept when it was stored or, after a restart, when it was read
+full_with_id() { sed "s/4242-1764460800000000000-0/$1/" "$FIXTURES_DIR/valid/full.json"; }
+status_of() { mgr GetRun s "$1" | grep -o 'status\\":\\"[a-z]*' | grep -o '[a-z]*$'; }
+for id in kept-a kept-b; do mgr SubmitRun s "$(record_with_id $id)" >/dev/null; done
+as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR SubmitRun s "$(full_with_id kept-b)" >/dev/null
+for kept in "when stored" "when read after a restart"; do
+	# twice: after a restart the first read keeps the record, the second is answered from memory
+	[[ $(status_of kept-a) == failed && $(status_of kept-a) == failed ]] ||
+		fail "kept-a ($kept) is not the record submitted"
+	mgr SubmitRun s "$(full_with_id kept-a)" >/dev/null
+	[[ $(status_of kept-a) == completed ]] || fail "kept-a ($kept): GetRun serves the replaced record"
+	expect_error org.profd.Profiler1.Error.NoSuchRun \
+		as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR GetRun s kept-a >/dev/null
+	as_other busctl --address="$BUS" call $DEST $MGR_PATH $MGR GetRun s kept-b | grep -q completed ||
+		fail "uid $OTHER ($kept) is not served its own kept-b but root's"
+	[[ $(status_of kept-b) == failed ]] || fail "root ($kept) is served uid $OTHER's kept-b"
+	mgr DeleteRun s kept-a
+	expect_error org.profd.Profiler1.Error.NoSuchRun mgr GetRun s kept-a >/dev/null
+	# root sees another uid's run of the id once its own is gone: uid $OTHER's, not the deleted one
+	mgr DeleteRun s kept-b
+	[[ $(status_of kept-b) == completed ]] || fail "root ($kept) is served its deleted kept-b"
+	# the same runs again, for a profd that has only their files
+	mgr SubmitRun s "$(record_with_id kept-a)" >/dev/null
+	mgr SubmitRun s "$(record_with_id kept-b)" >/dev/null
+	stop_profd
+	start_profd
+done
+ok "records kept in memory: replaced ones served new, deleted ones gone, another uid refused"
+
 # the daemon still serves
 bctl get-property $DEST $MGR_PATH $MGR Version >/dev/null || fail "profd stopped answering"
