@@ -40,6 +40,8 @@ void run_cache_drop(RunCache *c, RunCacheEntry *e)
 
 void run_cache_put(RunCache *c, RunCacheEntry *e, char *json, size_t size)
 {
+	char *shrunk;
+
 	run_cache_drop(c, e);
 	if (size > c->budget / 8) {
 		free(json);
@@ -47,7 +49,9 @@ void run_cache_put(RunCache *c, RunCacheEntry *e, char *json, size_t size)
 	}
 	while (c->bytes + size > c->budget)
 		run_cache_drop(c, c->oldest);
-	e->json = json;
+	/* hold no more than is counted: a serialiser's buffer may be twice its record */
+	shrunk = realloc(json, size + 1);
+	e->json = shrunk ?: json;
 	e->size = size;
 	c->bytes += size;
 	link_newest(c, e);
