@@ -54,7 +54,7 @@ int main(void)
 		      "MaxRunsPerUser=4\nMaxRunBytes=100000\nMaxRunBytesPerUser=50000\n"
 		      "MaxFinishedSessionsPerUser=1\nMaxListBytes=65536\nMaxFdsPerSession=300\n"
 		      "MaxFdsPerUser=600\nMaxRequests=9\nMaxRequestsPerUser=3\n"
-		      "SymbolCacheMaxBytes=4194304\n"
+		      "SymbolCacheMaxBytes=4194304\nRunCacheBytes=0\n"
 		      "StateDirectory=/srv/profd\n[Other]\nMaxHz=1\nWhatever=x\n",
 		      &c, &line, &key);
 	CHECK(r == 0, "a good config was refused: %d line %u key %s", r, line, key);
@@ -74,6 +74,8 @@ int main(void)
 	      "reply, fd and request limits");
 	CHECK(c.symbol_cache_max_bytes == 4194304, "SymbolCacheMaxBytes %llu",
 	      (unsigned long long)c.symbol_cache_max_bytes);
+	CHECK(c.run_cache_bytes == 0, "RunCacheBytes=0 (keep no records) gave %llu",
+	      (unsigned long long)c.run_cache_bytes);
 	CHECK(c.state_dir && strcmp(c.state_dir, "/srv/profd") == 0, "StateDirectory %s",
 	      c.state_dir ?: "(null)");
 	config_done(&c);
