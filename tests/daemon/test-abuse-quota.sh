@@ -4,8 +4,8 @@
 # twenty 1-MB records, runs more finished sessions and more running sessions
 # than it may, and holds exports into stopped terminals to pin requests.
 # Its quotas evict only its own oldest runs and sessions (uid 2's and root's
-# stay), stored records are not kept in memory (profd's RSS grows by far less
-# than what was sent), running sessions and requests in progress stop at
+# stay), big stored records are not kept in memory (each is over an eighth of
+# RunCacheBytes: profd's RSS grows by far less than what was sent), running sessions and requests in progress stop at
 # its quota while uid 2 and root still get theirs. The fifth request is sent
 # only once profd holds the four pinned ones' descriptors (however long a
 # loaded machine takes; never reaching it fails), so its refusal is the
