@@ -27,6 +27,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cgroup-fixture.h"
@@ -434,27 +436,62 @@ static bool unrecorded_sampled(void *userdata)
 	return m.samples_unrecorded > 0;
 }
 
+/* The device and inode of the C library this test runs with (the shell maps it too). */
+static void libc_request(pid_t pid, TargetFileRequest *ret)
+{
+	Dl_info info = {};
+	struct stat st;
+
+	CHECK(dladdr((void *)printf, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0,
+	      "the C library's file");
+	*ret = (TargetFileRequest){ .kind = TARGET_FILE_MAPPED, .pid = (uint32_t)pid,
+				    .address = (uint64_t)(uintptr_t)info.dli_fbase,
+				    .inode = st.st_ino, .dev_major = major(st.st_dev),
+				    .dev_minor = minor(st.st_dev) };
+}
+
+/* The busy process's pid, once the shell wrote it. */
+static bool pid_written(void *userdata)
+{
+	const char *path = userdata;
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	int pid = 0;
+
+	return f && fscanf(f, "%d", &pid) == 1 && pid > 0;
+}
+
 /*
  * A cgroup consumed elsewhere keeps the mappings of so many processes for
  * when they are gone (here 64, a loaded machine forks slowly); one that starts
  * 200 short-lived ones and then a busy one: the processes past the cap are
  * counted, and the busy one's samples, which a consumer may not be able to
- * name once it is gone, as theirs.
+ * name once it is gone, as theirs. Once it is gone, a file it shared with a
+ * recorded process (the C library the shell mapped) is still handed over, one
+ * that no recorded process mapped (its own executable) is not.
  */
 static int test_cgroup_many(void)
 {
 	_cleanup_(cgroup_fixture_done) CgroupFixture cg = {};
+	const char *split = env_path("WORKLOAD_SPLIT");
+	char pid_file[] = "/tmp/profd-test-busy.XXXXXX";
 	SamplingTarget *target = NULL;
 	CollectorOptions o = { .sampling = { .hz = 199, .duration_nanos = 60 * NSEC },
 			       .unwind_elsewhere = true, .max_recorded_processes = 64 };
+	TargetFileRequest req;
 	SamplingMetrics m;
 	Collector *c = NULL;
-	int k;
+	struct stat st;
+	pid_t shell;
+	int busy = 0, fd, k;
+	FILE *f;
 
 	cgroup_fixture_new(&cg);
 	CHECK(sampling_target_new_cgroup(cg.name, &target) >= 0, "cgroup target %s", cg.name);
-	if (!target)
+	fd = mkstemp(pid_file);
+	CHECK(fd >= 0, "a file for the busy process's pid");
+	if (!target || fd < 0)
 		return test_result();
+	close(fd);
 	o.sampling.target = target;
 	k = collector_new(0, &o, &c);
 	if (k >= 0)
@@ -462,10 +499,31 @@ static int test_cgroup_many(void)
 	CHECK(k >= 0, "a cgroup collector consumed elsewhere: %s", strerror(-k));
 	if (k < 0)
 		return test_result();
-	(void)cgroup_fixture_spawn(&cg, "/bin/bash", "-c",
-				   "for ((i = 0; i < 200; i++)); do (:); done; \"$0\" 300 1 & wait",
-				   env_path("WORKLOAD_SPLIT"), NULL);
+	shell = cgroup_fixture_spawn(&cg, "/bin/bash", "-c",
+				     "for ((i = 0; i < 200; i++)); do (:); done; "
+				     "\"$0\" 300 1 & echo $! >\"$1\"; wait",
+				     split, pid_file, NULL);
 	CHECK(test_wait_until(120, unrecorded_sampled, c), "no sample of a process past the cap");
+	CHECK(test_wait_until(30, pid_written, pid_file), "the busy process's pid");
+	f = fopen(pid_file, "re");
+	if (f) {
+		(void)fscanf(f, "%d", &busy);
+		fclose(f);
+	}
+	(void)unlink(pid_file);
+	/* gone: the shell waited for it */
+	if (busy > 0)
+		kill(busy, SIGKILL);
+	reap_exited(shell);
+	libc_request(busy, &req);
+	k = open_result(c, &req);
+	CHECK(k == 0, "the C library of process %d, past the cap and gone: %s", busy, strerror(-k));
+	CHECK(stat(split, &st) == 0, "stat %s", split);
+	req.inode = st.st_ino;
+	req.dev_major = major(st.st_dev);
+	req.dev_minor = minor(st.st_dev);
+	k = open_result(c, &req);
+	CHECK(k == -ESRCH, "its own executable, which no recorded process mapped: %s", strerror(-k));
 	collector_stop(c);
 	k = collector_consumer_done(c, &(ProfileBuilderStats){ 0 }, 0, false, 0, 0);
 	CHECK(k == 0, "consumer_done: %s", strerror(-k));

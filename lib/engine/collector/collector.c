@@ -947,16 +947,27 @@ static int collector_process_begin(Collector *c, uint32_t pid, int *ret_pidfd)
 	return 0;
 }
 
-/* The mapping a process of the session had at the request's address, as its MMAP2 record gave it. */
+/*
+ * The mapping a process of the session had at the request's address, as its
+ * MMAP2 record gave it, with the process whose record that is in *ret_pid: the
+ * process's own, or, for one past max_recorded (its records came, so it was
+ * admitted, but were not kept), the same file (device and inode) as a
+ * recorded process mapped it: a churning machine's later processes map the
+ * files its earlier ones did.
+ */
 static int collector_recorded_mapping(Collector *c, const TargetFileRequest *request,
-				      ProcessMapping *ret, char **ret_path)
+				      ProcessMapping *ret, char **ret_path, uint32_t *ret_pid)
 {
 	const ProcessMapping *found;
+	uint32_t pid = request->pid;
 	char *path = NULL;
 	bool match;
 
 	pthread_mutex_lock(&c->recorded_lock);
-	found = process_table_find_mapping(c->recorded, request->pid, request->address);
+	found = process_table_find_mapping(c->recorded, pid, request->address);
+	if (!found && request->inode != 0 && tid_set_contains(&c->unrecorded, pid))
+		found = process_table_find_file(c->recorded, request->dev_major,
+						request->dev_minor, request->inode, &pid);
 	match = found && (request->inode == 0 ||
 			  (found->inode == request->inode && found->dev_major == request->dev_major &&
 			   found->dev_minor == request->dev_minor));
@@ -971,6 +982,7 @@ static int collector_recorded_mapping(Collector *c, const TargetFileRequest *req
 	if (!path)
 		return -ENOMEM;
 	*ret_path = path;
+	*ret_pid = pid;
 	return 0;
 }
 
@@ -978,7 +990,8 @@ static int collector_recorded_mapping(Collector *c, const TargetFileRequest *req
  * A file of a process that is gone, by what its records (which came only
  * because it was admitted) said: the very file (device and inode) it mapped
  * at the request's address, whatever the pid is now; debug files only as
- * root's (its own uid is not known any more).
+ * root's (its own uid is not known any more). One past max_recorded gets the
+ * files other processes' records name (collector_recorded_mapping()).
  */
 static int collector_open_recorded_file(Collector *c, const TargetFileRequest *request)
 {
@@ -987,15 +1000,16 @@ static int collector_open_recorded_file(Collector *c, const TargetFileRequest *r
 	_cleanup_close_ int fd = -1;
 	ProcessMapping m;
 	struct stat st;
+	uint32_t pid;
 	bool known;
 	int r;
 
 	switch (request->kind) {
 	case TARGET_FILE_MAPPED:
-		r = collector_recorded_mapping(c, request, &m, &path);
+		r = collector_recorded_mapping(c, request, &m, &path, &pid);
 		if (r < 0)
 			return r;
-		fd = target_file_open_mapped(request->pid, &m, path);
+		fd = target_file_open_mapped(pid, &m, path);
 		if (fd < 0)
 			return fd;
 		/* a reused pid's map_files could name another file: only the recorded one leaves */
@@ -1005,14 +1019,15 @@ static int collector_open_recorded_file(Collector *c, const TargetFileRequest *r
 			return -EPERM;
 		return TAKE_FD(fd);
 	case TARGET_FILE_DEBUGLINK:
-		r = collector_recorded_mapping(c, request, &m, &path);
+		r = collector_recorded_mapping(c, request, &m, &path, &pid);
 		if (r < 0)
 			return r;
 		return target_file_open_remembered(request, &c->file_policy, &root_only, path);
 	case TARGET_FILE_BUILD_ID:
 	case TARGET_FILE_DEBUG_ALT:
 		pthread_mutex_lock(&c->recorded_lock);
-		known = process_table_find(c->recorded, request->pid) != NULL;
+		known = process_table_find(c->recorded, request->pid) ||
+			tid_set_contains(&c->unrecorded, request->pid);
 		pthread_mutex_unlock(&c->recorded_lock);
 		if (!known)
 			return -ESRCH;

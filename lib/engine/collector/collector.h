@@ -71,7 +71,8 @@ typedef struct CollectorOptions {
 	/*
 	 * ... then the processes whose mapping records are kept for when they are
 	 * gone (0: COLLECTOR_RECORDED_PROCESSES_MAX); later ones are counted
-	 * (metrics.processes_unrecorded, samples_unrecorded).
+	 * (metrics.processes_unrecorded, samples_unrecorded), and once gone get
+	 * only the files a recorded process mapped too, and root's debug files.
 	 */
 	uint32_t max_recorded_processes;
 } CollectorOptions;

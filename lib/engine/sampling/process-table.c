@@ -333,6 +333,29 @@ const ProcessMapping *process_table_find_mapping(const ProcessTable *t, uint32_t
 	return NULL;
 }
 
+const ProcessMapping *process_table_find_file(const ProcessTable *t, uint32_t dev_major,
+					      uint32_t dev_minor, uint64_t inode, uint32_t *ret_pid)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const TargetProcess *p = t->processes[i];
+
+		for (size_t j = 0; !p->excluded && j < p->n_spaces; j++) {
+			const ProcessMaps *maps = p->spaces[j];
+
+			for (size_t k = 0; k < maps->n_mappings; k++) {
+				const ProcessMapping *m = &maps->mappings[k];
+
+				if (m->inode == inode && m->dev_major == dev_major &&
+				    m->dev_minor == dev_minor && m->path && m->path[0] == '/') {
+					*ret_pid = p->pid;
+					return m;
+				}
+			}
+		}
+	}
+	return NULL;
+}
+
 const ProcessMaps *target_process_space(const TargetProcess *p, uint32_t exec_gen)
 {
 	return p->spaces[exec_gen < p->n_spaces ? exec_gen : p->n_spaces - 1];

@@ -79,6 +79,13 @@ int process_maps_apply_mmap2(ProcessMaps *maps, const PerfRecordMmap2 *m);
 const ProcessMapping *process_table_find_mapping(const ProcessTable *t, uint32_t pid,
 						 uint64_t address);
 
+/*
+ * A mapping of the file (device, inode) by any process the table admitted,
+ * with that process in *ret_pid; NULL when none mapped it.
+ */
+const ProcessMapping *process_table_find_file(const ProcessTable *t, uint32_t dev_major,
+					      uint32_t dev_minor, uint64_t inode, uint32_t *ret_pid);
+
 /* The address space of a process after 'exec_gen' execs since the session started (clamped). */
 const ProcessMaps *target_process_space(const TargetProcess *p, uint32_t exec_gen);
 
