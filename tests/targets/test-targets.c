@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,12 +443,28 @@ static void libc_request(pid_t pid, TargetFileRequest *ret)
 	Dl_info info = {};
 	struct stat st;
 
-	CHECK(dladdr((void *)printf, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0,
+	/* a function no sanitizer intercepts: its address is the C library's own */
+	CHECK(dladdr((void *)gnu_get_libc_version, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0,
 	      "the C library's file");
 	*ret = (TargetFileRequest){ .kind = TARGET_FILE_MAPPED, .pid = (uint32_t)pid,
 				    .address = (uint64_t)(uintptr_t)info.dli_fbase,
 				    .inode = st.st_ino, .dev_major = major(st.st_dev),
 				    .dev_minor = minor(st.st_dev) };
+}
+
+typedef struct UnrecordedSince {
+	Collector *collector;
+	uint64_t samples; /* samples_unrecorded before */
+} UnrecordedSince;
+
+/* More samples of processes past the cap drained (and so the records before them). */
+static bool unrecorded_sampled_since(void *userdata)
+{
+	const UnrecordedSince *u = userdata;
+	SamplingMetrics m;
+
+	collector_get_metrics(u->collector, &m);
+	return m.samples_unrecorded > u->samples;
 }
 
 /* The busy process's pid, once the shell wrote it. */
@@ -511,6 +528,11 @@ static int test_cgroup_many(void)
 		fclose(f);
 	}
 	(void)unlink(pid_file);
+	/* the only one running now: a sample of it drained, its records were too */
+	collector_get_metrics(c, &m);
+	CHECK(test_wait_until(60, unrecorded_sampled_since,
+			      &(UnrecordedSince){ c, m.samples_unrecorded }),
+	      "no sample of the busy process");
 	/* gone: the shell waited for it */
 	if (busy > 0)
 		kill(busy, SIGKILL);
