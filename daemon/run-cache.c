@@ -3,35 +3,11 @@
 
 #include "run-cache.h"
 
-static void unlink_entry(RunCache *c, RunCacheEntry *e)
-{
-	if (e->newer)
-		e->newer->older = e->older;
-	else
-		c->newest = e->older;
-	if (e->older)
-		e->older->newer = e->newer;
-	else
-		c->oldest = e->newer;
-	e->newer = e->older = NULL;
-}
-
-static void link_newest(RunCache *c, RunCacheEntry *e)
-{
-	e->older = c->newest;
-	e->newer = NULL;
-	if (c->newest)
-		c->newest->newer = e;
-	else
-		c->oldest = e;
-	c->newest = e;
-}
-
 void run_cache_drop(RunCache *c, RunCacheEntry *e)
 {
 	if (!e->json)
 		return;
-	unlink_entry(c, e);
+	lru_remove(&c->use_order, &e->use);
 	c->bytes -= e->size;
 	free(e->json);
 	e->json = NULL;
@@ -48,20 +24,19 @@ void run_cache_put(RunCache *c, RunCacheEntry *e, char *json, size_t size)
 		return;
 	}
 	while (c->bytes + size > c->budget)
-		run_cache_drop(c, c->oldest);
+		run_cache_drop(c, LRU_OLDEST(&c->use_order, RunCacheEntry, use));
 	/* hold no more than is counted: a serialiser's buffer may be twice its record */
 	shrunk = realloc(json, size + 1);
 	e->json = shrunk ?: json;
 	e->size = size;
 	c->bytes += size;
-	link_newest(c, e);
+	lru_add(&c->use_order, &e->use);
 }
 
 const char *run_cache_get(RunCache *c, RunCacheEntry *e)
 {
 	if (!e->json)
 		return NULL;
-	unlink_entry(c, e);
-	link_newest(c, e);
+	lru_touch(&c->use_order, &e->use);
 	return e->json;
 }

@@ -14,14 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lru.h"
+
 typedef struct RunCacheEntry {
-	struct RunCacheEntry *newer, *older; /* in the use order while kept */
-	char *json;                          /* NULL when not kept */
-	size_t size;                         /* bytes of json */
+	LruLink use; /* in the use order while kept */
+	char *json;  /* NULL when not kept */
+	size_t size; /* bytes of json */
 } RunCacheEntry;
 
 typedef struct RunCache {
-	RunCacheEntry *newest, *oldest;
+	LruList use_order;
 	uint64_t bytes;  /* of the JSON kept */
 	uint64_t budget; /* 0: nothing is kept */
 } RunCache;

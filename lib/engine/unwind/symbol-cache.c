@@ -11,6 +11,7 @@
 #include "cleanup.h"
 #include "hash.h"
 #include "id-table.h"
+#include "lru.h"
 #include "module-naming.h"
 #include "symbol-module-file.h"
 
@@ -32,9 +33,9 @@ typedef struct Location {
 
 struct SymbolModule {
 	SymbolCache *cache;
-	uint32_t index;                    /* in the cache's modules */
-	SymbolModule *lru_prev, *lru_next; /* in the LRU list while unpinned */
-	ModuleIdentity id;                 /* build_id points into the arena */
+	uint32_t index;    /* in the cache's modules */
+	LruLink unpinned;  /* in the cache's unpinned list while no one holds it */
+	ModuleIdentity id; /* build_id points into the arena */
 	uint64_t hash;
 	unsigned pins;
 	bool seen;
@@ -59,7 +60,7 @@ struct SymbolCache {
 	size_t modules_allocated;
 	IdTable module_ids;
 	size_t n_modules, n_pinned, n_evicted, n_locations;
-	SymbolModule *lru_head, *lru_tail; /* unpinned, least recently used first */
+	LruList unpinned; /* modules no one holds, in the order they were let go */
 	uint64_t bytes, max_bytes;
 
 	const SymbolCacheStore *store;
@@ -207,30 +208,6 @@ void symbol_cache_freep(SymbolCache **c)
 	symbol_cache_free(*c);
 }
 
-static void lru_unlink(SymbolCache *c, SymbolModule *m)
-{
-	if (m->lru_prev)
-		m->lru_prev->lru_next = m->lru_next;
-	else
-		c->lru_head = m->lru_next;
-	if (m->lru_next)
-		m->lru_next->lru_prev = m->lru_prev;
-	else
-		c->lru_tail = m->lru_prev;
-	m->lru_prev = m->lru_next = NULL;
-}
-
-static void lru_append(SymbolCache *c, SymbolModule *m)
-{
-	m->lru_prev = c->lru_tail;
-	m->lru_next = NULL;
-	if (c->lru_tail)
-		c->lru_tail->lru_next = m;
-	else
-		c->lru_head = m;
-	c->lru_tail = m;
-}
-
 static uint64_t module_hash(const void *userdata, uint32_t index)
 {
 	const SymbolCache *c = userdata;
@@ -279,7 +256,7 @@ static void modules_remove(SymbolCache *c, SymbolModule *m)
 static void evict(SymbolCache *c, SymbolModule *m)
 {
 	modules_remove(c, m);
-	lru_unlink(c, m);
+	lru_remove(&c->unpinned, &m->unpinned);
 	c->bytes -= m->bytes;
 	c->n_locations -= m->n_locations;
 	c->n_evicted++;
@@ -289,8 +266,10 @@ static void evict(SymbolCache *c, SymbolModule *m)
 /* Unpinned modules go, least recently used first, until the cache is within its cap. */
 static void trim(SymbolCache *c)
 {
-	while (c->bytes > c->max_bytes && c->lru_head)
-		evict(c, c->lru_head);
+	SymbolModule *m;
+
+	while (c->bytes > c->max_bytes && (m = LRU_OLDEST(&c->unpinned, SymbolModule, unpinned)))
+		evict(c, m);
 }
 
 void symbol_cache_set_max_bytes(SymbolCache *c, uint64_t max_bytes)
@@ -391,7 +370,7 @@ int symbol_cache_acquire(SymbolCache *c, const ModuleIdentity *id, SymbolModule 
 	    id_table_find(&c->module_ids, hash, module_has_identity, &lookup, &slot)) {
 		m = c->modules[c->module_ids.slots[slot]];
 		if (m->pins == 0)
-			lru_unlink(c, m);
+			lru_remove(&c->unpinned, &m->unpinned);
 	} else {
 		r = id_table_reserve(&c->module_ids, 1, module_hash, c);
 		if (r >= 0)
@@ -436,7 +415,7 @@ SymbolModule *symbol_module_unpin(SymbolModule *m)
 	}
 	if (--m->pins == 0) {
 		c->n_pinned--;
-		lru_append(c, m);
+		lru_add(&c->unpinned, &m->unpinned);
 		trim(c);
 	}
 	pthread_mutex_unlock(&c->lock);
