@@ -728,12 +728,16 @@ static int test_naming_chain(char **args)
 		harness_assert(n >= 100, "%s: only %zu samples in %s", levels[level], n, module);
 		/*
 		 * exported functions: named at every level. How the 256 calls'
-		 * time splits between the caller's loop and the callee depends
-		 * on the CPU, so the two count together.
+		 * time splits between the caller's loop, the PLT stub and the
+		 * callee depends on the CPU (on this host the callee 7-27% of
+		 * the library's leaves, its stub 19-45%, plugin_hot 0-4%), so
+		 * the callee is counted against its own call (stub and callee),
+		 * with room for that spread: its name lost, or given to the
+		 * stub, takes its count to about 0.
 		 */
-		harness_assert((exported + hot) * 10 >= n,
-			       "%s: chain_exported and plugin_hot are the leaf of %zu of %zu",
-			       levels[level], exported + hot, n);
+		harness_assert(exported >= 5 && exported * 20 >= exported + plt,
+			       "%s: chain_exported is the leaf of %zu of %zu, chain_exported@plt of %zu",
+			       levels[level], exported, n, plt);
 		st = find_frame(res.profile, "chain_static", false);
 		if (level < 2) {
 			/* every address named: static functions, exported ones, the PLT */
