@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +93,36 @@ static inline void wait_threads(pid_t pid, unsigned threads, const char *exe_sub
 {
 	if (!test_wait_started(pid, exe_substring, threads)) {
 		fprintf(stderr, "target %d never reached %u threads\n", (int)pid, threads);
+		exit(EXIT_FAILURE);
+	}
+}
+
+/* Is the process blocked in nanosleep() or clock_nanosleep() (its /proc/PID/syscall)? */
+static inline bool in_nanosleep(void *userdata)
+{
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)*(pid_t *)userdata);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	/* "running" when on a CPU: no number */
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+}
+
+/*
+ * Wait until a started sleep(1) sleeps: on a loaded machine its exec, ld.so and
+ * C library start can take longer than a short session's window.
+ */
+static inline void wait_asleep(pid_t pid)
+{
+	if (!test_wait_until(30, in_nanosleep, &pid)) {
+		fprintf(stderr, "target %d never slept\n", (int)pid);
 		exit(EXIT_FAILURE);
 	}
 }

@@ -101,8 +101,9 @@ digest() { # HZ DURATION_USEC OPTIONS...
 	path=$(start_session "$target" "$@")
 	[[ $(wait_finished "$path") == completed ]] || fail "session $path did not complete"
 	run=$(prop "$path" RunId)
-	mgr GetRun s "$run" | python3 -c 'import json, sys
-line = sys.stdin.read(); print(json.loads(json.loads(line[line.index(" ") + 1:]))["identity"]["config_digest"])'
+	# (busctl's text form escapes strings C's way, which JSON does not read)
+	bctl --json=short call $DEST $MGR_PATH $MGR GetRun s "$run" | python3 -c 'import json, sys
+print(json.loads(json.load(sys.stdin)["data"][0])["identity"]["config_digest"])'
 }
 d_default=$(digest 0 200000)
 d_explicit=$(digest 99 200000 4 backend s perf-dwarf event s cpu-clock stack_bytes u 16384 kernel b true)

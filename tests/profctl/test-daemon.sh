@@ -161,9 +161,9 @@ int_run=$(pc --json runs | python3 -c 'import json, sys
 print(max((r["run_id"] for r in json.load(sys.stdin)), key=lambda i: int(i.split("-")[1])))')
 # the daemon's own account, however long a loaded machine took to get here: sampling (the run's
 # 'scanning' state) ended before its 60 s window, so the Ctrl-C ended it
-mgr GetRun s "$int_run" | python3 -c '
+bctl --json=short call $DEST $MGR_PATH $MGR GetRun s "$int_run" | python3 -c '
 import json, sys
-line = sys.stdin.read(); run = json.loads(json.loads(line[line.index(" ") + 1:]))
+run = json.loads(json.load(sys.stdin)["data"][0])
 at = {t["state"]: t["elapsed_ns"] for t in run["transitions"]}
 sampled = at["resolving"] - at["scanning"]
 assert sampled < 60 * 10**9, "sampled %.1f s: the whole window" % (sampled / 1e9)' ||

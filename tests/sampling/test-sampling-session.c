@@ -420,6 +420,7 @@ static int test_idle(void)
 	int r;
 
 	wait_threads(pid, 1, "sleep");
+	wait_asleep(pid);
 	r = run_session(pid, &o, 0, &m, &s);
 	reap(pid);
 	CHECK(r == 0, "run: %s", strerror(-r));

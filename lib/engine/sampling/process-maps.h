@@ -9,8 +9,10 @@
  * know when to refresh their module lists.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cleanup.h"
 
@@ -22,6 +24,12 @@ typedef struct ProcessMapping {
 	uint32_t prot;       /* PROT_READ/WRITE/EXEC */
 	char *path;          /* file path, "[vdso]" style pseudo names, or NULL when anonymous */
 } ProcessMapping;
+
+/* The kernel's vDSO, by the name /proc/PID/maps and the unwinder's modules give it. */
+static inline bool mapping_path_is_vdso(const char *path)
+{
+	return path && strcmp(path, "[vdso]") == 0;
+}
 
 typedef struct ProcessMaps {
 	uint32_t pid;

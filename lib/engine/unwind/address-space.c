@@ -20,7 +20,6 @@
 #include "sorted.h"
 #include "time-util.h"
 
-#define VDSO_NAME "[vdso]"
 /* How often a module whose debug file is being fetched is looked up again. */
 #define DEBUG_RETRY_NANOS NSEC_PER_SEC
 
@@ -149,7 +148,7 @@ static int vdso_open(AddressSpace *s)
 
 static bool is_reportable(const ProcessMapping *m)
 {
-	return target_mapping_has_file(m) || (m->path && strcmp(m->path, VDSO_NAME) == 0);
+	return target_mapping_has_file(m) || mapping_path_is_vdso(m->path);
 }
 
 /*
@@ -461,7 +460,7 @@ static int report_file(AddressSpace *s, const ProcessMaps *maps, const ProcessMa
 			}
 		}
 	}
-	if (strcmp(path, VDSO_NAME) == 0) {
+	if (mapping_path_is_vdso(path)) {
 		int fd;
 
 		if (vdso_open(s) < 0)

@@ -70,11 +70,6 @@ size_t shared_modules_count(const SharedModules *m)
 	return m->n;
 }
 
-static bool is_vdso(const ProcessMapping *m)
-{
-	return m->path && strcmp(m->path, "[vdso]") == 0;
-}
-
 static uint64_t key_hash(uint64_t inode, uint32_t major, uint32_t minor, bool vdso)
 {
 	return hash_combine(hash_combine(hash_finalize(inode), (uint64_t)major << 32 | minor), vdso);
@@ -107,7 +102,7 @@ static bool module_is(const void *userdata, uint32_t id)
 /* true: the module of the file 'map' maps is at *ret_slot; false: *ret_slot is where it goes. */
 static bool find(const SharedModules *m, const ProcessMapping *map, uint32_t *ret_slot)
 {
-	bool vdso = is_vdso(map);
+	bool vdso = mapping_path_is_vdso(map->path);
 
 	return m->by_file.slots &&
 	       id_table_find(&m->by_file, key_hash(map->inode, map->dev_major, map->dev_minor, vdso),
@@ -199,7 +194,8 @@ Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64
 	uint32_t slot;
 
 	*ret_addr = addr;
-	if (!map || !map->path || !(map->prot & PROT_EXEC) || (map->path[0] != '/' && !is_vdso(map)))
+	if (!map || !map->path || !(map->prot & PROT_EXEC) ||
+	    (map->path[0] != '/' && !mapping_path_is_vdso(map->path)))
 		return NULL;
 	file_run(maps, (size_t)(map - maps->mappings), &first, &end);
 	if (!find(m, map, &slot)) {
@@ -207,7 +203,7 @@ Dwfl_Module *shared_modules_find(void *userdata, const ProcessMaps *maps, uint64
 			.inode = map->inode,
 			.dev_major = map->dev_major,
 			.dev_minor = map->dev_minor,
-			.vdso = is_vdso(map),
+			.vdso = mapping_path_is_vdso(map->path),
 		};
 
 		if (id_table_reserve(&m->by_file, 1, module_hash, m) < 0 ||

@@ -534,7 +534,11 @@ static int add_location(StackResolver *r, Profile *p, const ProcessMaps *maps, u
 					if (k >= 0 && m && (m->prot & PROT_EXEC))
 						k = remember_unnamed_jit(r, ids[0]);
 				}
-				if (k >= 0)
+				/*
+				 * The vDSO's local functions have no symbol and no package gives
+				 * one (perf shows their addresses too): not a defect to report
+				 */
+				if (k >= 0 && !(info && mapping_path_is_vdso(info->path)))
 					k = mark_unnamed(r, ids[0],
 							 info ? info->path
 							      : m && target_mapping_has_file(m)
