@@ -292,9 +292,11 @@ health_after() {
 	local fds rss
 	kill -0 "$PROFD_PID" 2>/dev/null || fail "$1: profd exited"
 	other_served
-	wait_until 120 profd_fds_at_most "$HEALTH_FDS"
+	# a leaked fd stays; one a background task (an inflated debug copy, a run record being
+	# written) holds for a moment may come back beside the count, so the wait is the verdict
+	wait_until 120 profd_fds_at_most "$HEALTH_FDS" ||
+		fail "$1: profd holds $(profd_fds) fds, $HEALTH_FDS before: $(ls -lv "/proc/$PROFD_PID/fd")"
 	fds=$(profd_fds)
-	((fds <= HEALTH_FDS)) || fail "$1: profd holds $fds fds, $HEALTH_FDS before: $(ls -l "/proc/$PROFD_PID/fd" | tail -n 5)"
 	rss=$(profd_rss_kb)
 	((rss - HEALTH_RSS <= ${2:-131072})) ||
 		fail "$1: profd's RSS grew from $HEALTH_RSS to $rss KiB (at most ${2:-131072} KiB allowed)"
