@@ -350,7 +350,9 @@ static void session_finish(Session *s, int error)
 	profile = collector_steal_profile(s->collector);
 	(void)session_run_resolving(s->recorder, &s->metrics,
 				    collector_cache_state(s->collector) ?: "cold");
-	/* its threads ended; the rings and backlog go now (the finish job trims what they freed) */
+	/* its threads ended; the rings go now (the finish job trims what they freed), the
+	 * backlog to the owner's next session if the unwinder took it to the end */
+	unwinder_pool_keep_backlog(m->unwinders, s->owner, collector_take_backlog(s->collector));
 	s->collector = collector_free(s->collector);
 	free(s->check); /* the collector that read it is gone */
 	s->check = NULL;
@@ -495,8 +497,11 @@ static int session_open_collector(Session *s, const CallerCreds *caller, const S
 				  const SamplingOptions *sampling, sd_bus_error *error)
 {
 	Manager *m = s->manager;
+	/* the caller's last backlog, its pages touched already (freed here if it does not fit) */
+	_cleanup_(backlog_freep) Backlog *spare = unwinder_pool_take_backlog(m->unwinders, caller->uid);
 	CollectorOptions o = {
 		.sampling = *sampling,
+		.reuse_backlog = &spare,
 		.max_backlog_bytes = m->config.max_backlog_bytes,
 		.kernel_table = m->kernel_table,
 		.debug_fetch = m->debuginfod ? debuginfod_fetch_opener(m->debuginfod) : NULL,

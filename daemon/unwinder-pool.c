@@ -86,6 +86,8 @@ struct Helper {
 	bool hung; /* killed for it: its sessions go on once it is reaped (helper_reap()) */
 	bool exit_held; /* no exit watch (it exited, not reapable yet): the watchdog asks */
 	bool pid_kept;  /* among the pool's reaped_pids */
+	/* the backlog of its uid's last session, for the next (unwinder_pool_keep_backlog()) */
+	Backlog *spare;
 };
 
 struct UnwinderPool {
@@ -197,6 +199,7 @@ static void helper_free(Helper *h)
 	sd_event_source_disable_unref(h->resume_source);
 	safe_close(h->sock);
 	helper_forget_pid(h);
+	backlog_free(h->spare);
 	free(h);
 }
 
@@ -212,6 +215,7 @@ static void helper_kill(Helper *h)
 	h->sock_source = sd_event_source_disable_unref(h->sock_source);
 	h->resume_source = sd_event_source_disable_unref(h->resume_source);
 	h->sock = safe_close(h->sock);
+	h->spare = backlog_free(h->spare);
 	if (h->killed_at > 0)
 		return;
 	(void)syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
@@ -734,14 +738,23 @@ static int helper_start(UnwinderPool *p, uid_t uid, Helper **ret)
 	return 0;
 }
 
-static int helper_get(UnwinderPool *p, uid_t uid, Helper **ret)
+/* The unwinder of 'uid' that takes sessions (not one killed), if any. */
+static Helper *helper_find(UnwinderPool *p, uid_t uid)
 {
 	for (Helper *h = p->helpers; h; h = h->next)
-		if (h->uid == uid && h->sock_source) {
-			*ret = h;
-			return 0;
-		}
-	return helper_start(p, uid, ret);
+		if (h->uid == uid && h->sock_source)
+			return h;
+	return NULL;
+}
+
+static int helper_get(UnwinderPool *p, uid_t uid, Helper **ret)
+{
+	Helper *h = helper_find(p, uid);
+
+	if (!h)
+		return helper_start(p, uid, ret);
+	*ret = h;
+	return 0;
 }
 
 /* SESSION_START of a's session to its unwinder, then its SESSION_STATE when it resumes. */
@@ -821,6 +834,25 @@ void unwinder_pool_detach(UnwinderPool *p, uint64_t id)
 		return;
 	(void)unwinder_send(a->helper->sock, &m, sizeof(m), NULL, 0);
 	attachment_remove(p, a);
+}
+
+void unwinder_pool_keep_backlog(UnwinderPool *p, uid_t uid, Backlog *b)
+{
+	Helper *h = b ? helper_find(p, uid) : NULL;
+
+	if (!h) {
+		backlog_free(b);
+		return;
+	}
+	backlog_free(h->spare);
+	h->spare = b;
+}
+
+Backlog *unwinder_pool_take_backlog(UnwinderPool *p, uid_t uid)
+{
+	Helper *h = helper_find(p, uid);
+
+	return h ? TAKE_PTR(h->spare) : NULL;
 }
 
 void unwinder_pool_hurry(UnwinderPool *p, uint64_t timeout_usec)

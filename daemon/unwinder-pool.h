@@ -73,6 +73,16 @@ int unwinder_pool_attach(UnwinderPool *p, const UnwinderSessionInfo *info, Colle
 void unwinder_pool_detach(UnwinderPool *p, uint64_t id);
 
 /*
+ * A session of 'uid' ended and its unwinder took its backlog 'b' to the end
+ * (collector_take_backlog(); NULL: none, the one kept stays): kept for uid's next session while
+ * that unwinder lives, so the next one's records land on pages already there.
+ * Only ever handed to the same uid's sessions: that unwinder had its memfd.
+ */
+void unwinder_pool_keep_backlog(UnwinderPool *p, uid_t uid, Backlog *b);
+/* The backlog kept for uid (the caller owns it), or NULL. */
+Backlog *unwinder_pool_take_backlog(UnwinderPool *p, uid_t uid);
+
+/*
  * profd is stopping: an unwinder whose sessions are not done within
  * 'timeout_usec' from now is killed (they fail with that reason), so that
  * they end within the stop's wait instead of being cut off by it, whether it

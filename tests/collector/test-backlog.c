@@ -236,12 +236,108 @@ static int test_shared(void)
 	return test_result();
 }
 
+/*
+ * A backlog used again: after a window whose consumer took everything and another
+ * window's worth of state (closed, a start, a watermark, a peak), reset() leaves an empty
+ * backlog a new consumer attaches to at 0, sees none of that, and takes a new window's
+ * records whole; the pages the first window wrote are the ones the second writes (none
+ * more). A size other than its own is refused and changes nothing.
+ */
+static int test_reset(void)
+{
+	_cleanup_(backlog_freep) Backlog *producer = NULL, *consumer = NULL, *again = NULL;
+	const struct perf_event_header *h;
+	uint64_t pushed = 0, taken = 0, mono, unix_nanos, pages;
+
+	CHECK(backlog_new(SIZE, &producer) == 0, "backlog_new");
+	consumer = attach(producer);
+	backlog_set_start(producer, 1, 2);
+	backlog_set_watermark(producer, 5);
+	if (!push_and_take(producer, consumer, 2ULL * SIZE, &pushed, &taken))
+		return test_result();
+	backlog_close(producer, 7);
+	pages = touched(producer);
+	consumer = backlog_free(consumer);
+
+	CHECK(backlog_reset(producer, 2 * SIZE) == -EMSGSIZE, "reset to twice the size");
+	CHECK(backlog_reset(producer, SIZE / 2) == -EMSGSIZE, "reset to half the size");
+	CHECK(backlog_is_closed(producer, NULL), "a refused reset reopened it");
+	CHECK(backlog_reset(producer, SIZE) == 0, "reset");
+	CHECK(!backlog_is_closed(producer, NULL), "still closed after the reset");
+	CHECK(!backlog_get_start(producer, &mono, &unix_nanos), "the last window's start kept");
+	CHECK(backlog_get_watermark(producer) == UINT64_MAX, "watermark %llu after the reset",
+	      (unsigned long long)backlog_get_watermark(producer));
+	CHECK(backlog_get_peak(producer) == 0, "peak %llu after the reset",
+	      (unsigned long long)backlog_get_peak(producer));
+
+	again = attach(producer);
+	CHECK(backlog_peek(again, &h) == 0, "a record of the last window after the reset");
+	pushed = taken = 0;
+	if (!push_and_take(producer, again, 2ULL * SIZE, &pushed, &taken))
+		return test_result();
+	CHECK(backlog_peek(again, &h) == 0, "something left after the last record");
+	CHECK(touched(producer) == pages, "%llu bytes have pages after the second window, %llu "
+	      "after the first", (unsigned long long)touched(producer), (unsigned long long)pages);
+	return test_result();
+}
+
+/* The consumer's eventfd was written since the last look (and is drained now). */
+static bool woken(Backlog *b)
+{
+	uint64_t v;
+
+	return read(backlog_get_eventfd(b), &v, sizeof(v)) == (ssize_t)sizeof(v);
+}
+
+/*
+ * Batched wakeups: nothing pushed, no wakeup; a record, a wakeup at first (nothing was
+ * ever notified) and then none until an eighth of the data waits or 100 ms have passed;
+ * a plain notify always wakes.
+ */
+static int test_notify(void)
+{
+	_cleanup_(backlog_freep) Backlog *b = NULL;
+	const uint64_t t = 1000000000ULL, ms = 1000000ULL;
+	uint64_t pushed = 0, bytes = 0;
+	Record rec;
+
+	CHECK(backlog_new(SIZE, &b) == 0, "backlog_new");
+	CHECK(fcntl(backlog_get_eventfd(b), F_GETFL) & O_NONBLOCK, "a blocking eventfd");
+	backlog_notify_batched(b, t);
+	CHECK(!woken(b), "woken with nothing pushed");
+	record_init(&rec, pushed++);
+	CHECK(backlog_push(b, &rec.header, SIZE) == 0, "push");
+	backlog_notify_batched(b, t);
+	CHECK(woken(b), "the first record woke nobody");
+	record_init(&rec, pushed++);
+	CHECK(backlog_push(b, &rec.header, SIZE) == 0, "push");
+	backlog_notify_batched(b, t + 99 * ms);
+	CHECK(!woken(b), "woken for one record 99 ms after the last wakeup");
+	backlog_notify_batched(b, t + 100 * ms);
+	CHECK(woken(b), "a record 100 ms old woke nobody");
+	while (bytes < SIZE / 8) {
+		record_init(&rec, pushed++);
+		CHECK(backlog_push(b, &rec.header, SIZE) == 0, "push");
+		bytes += rec.header.size;
+		backlog_notify_batched(b, t + 100 * ms);
+		if (bytes < SIZE / 8)
+			CHECK(!woken(b), "woken with %llu bytes waiting", (unsigned long long)bytes);
+		else
+			CHECK(woken(b), "an eighth of the data waiting woke nobody");
+	}
+	backlog_notify(b);
+	CHECK(woken(b), "notify woke nobody");
+	return test_result();
+}
+
 int main(int argc, char **argv)
 {
 	static const TestCase cases[] = {
 		{ "rewind", test_rewind },
 		{ "lagging", test_lagging },
 		{ "shared", test_shared },
+		{ "reset", test_reset },
+		{ "notify", test_notify },
 	};
 
 	return test_run_case(argc, argv, cases, ELEMENTSOF(cases));

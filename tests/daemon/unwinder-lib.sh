@@ -50,7 +50,8 @@ sampled() {
 	(($(prop "$1" SamplesCaptured) > 0))
 }
 
-# session_as USER... -- PID HZ DURATION_USEC: start a session as the user, print its path
+# session_as USER... -- PID HZ DURATION_USEC [KEY TYPE VALUE...]: start a session as the user
+# (without kernel frames, and with the options given), print its path
 session_as() {
 	local who=()
 	while [[ $1 != -- ]]; do
@@ -59,7 +60,7 @@ session_as() {
 	done
 	shift
 	"${who[@]}" busctl --address="$BUS" call $DEST $MGR_PATH $MGR StartSession 'uuta{sv}' \
-		"$1" "$2" "$3" 1 kernel b false | awk '{ print $3 }' | tr -d '"'
+		"$1" "$2" "$3" $((1 + ($# - 3) / 3)) kernel b false "${@:4}" | awk '{ print $3 }' | tr -d '"'
 }
 
 # two_users_sessions DURATION_USEC: uid NOBODY and uid OTHER each profile their own

@@ -25,6 +25,12 @@
  */
 #define BACKLOG_REWIND UINT32_MAX
 #define BACKLOG_REWIND_DIVISOR 4
+/*
+ * backlog_notify_batched(): the consumer is woken once records fill this part
+ * of the data (an eighth: ~125 ms at the full rate), or have waited this long.
+ */
+#define BACKLOG_NOTIFY_DIVISOR 8
+#define BACKLOG_NOTIFY_NANOS (100ULL * 1000000ULL)
 
 /* The memfd's first page; each side writes only its own fields. */
 typedef struct BacklogControl {
@@ -57,6 +63,7 @@ struct Backlog {
 	uint64_t rewind_from, rewind_to; /* producer: the latest lap cut short */
 	uint64_t peek_size;
 	uint64_t peak;
+	uint64_t notified_head, notified_at; /* producer: at the last wakeup */
 };
 
 Backlog *backlog_free(Backlog *b)
@@ -99,6 +106,22 @@ static int backlog_map(Backlog *b)
 	return 0;
 }
 
+/* What backlog_new() makes of 'bytes': whole pages, within its bounds (0: too large). */
+static uint64_t backlog_data_size(uint64_t bytes, size_t page)
+{
+	if (bytes < BACKLOG_MIN_BYTES)
+		bytes = BACKLOG_MIN_BYTES;
+	if (bytes > BACKLOG_MAX_BYTES)
+		return 0;
+	return (bytes + page - 1) / page * page;
+}
+
+static void backlog_init_control(Backlog *b)
+{
+	*b->control = (BacklogControl){ .magic = BACKLOG_MAGIC, .data_size = b->data_size };
+	atomic_store(&b->control->watermark, UINT64_MAX);
+}
+
 int backlog_new(uint64_t bytes, Backlog **ret)
 {
 	_cleanup_(backlog_freep) Backlog *b = calloc(1, sizeof(*b));
@@ -108,11 +131,9 @@ int backlog_new(uint64_t bytes, Backlog **ret)
 		return -ENOMEM;
 	b->memfd = b->eventfd = -1;
 	b->page = (size_t)sysconf(_SC_PAGESIZE);
-	if (bytes < BACKLOG_MIN_BYTES)
-		bytes = BACKLOG_MIN_BYTES;
-	if (bytes > BACKLOG_MAX_BYTES)
+	b->data_size = backlog_data_size(bytes, b->page);
+	if (b->data_size == 0)
 		return -E2BIG;
-	b->data_size = (bytes + b->page - 1) / b->page * b->page;
 
 	b->memfd = memfd_create("profd-backlog", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (b->memfd < 0)
@@ -128,10 +149,24 @@ int backlog_new(uint64_t bytes, Backlog **ret)
 	r = backlog_map(b);
 	if (r < 0)
 		return r;
-	b->control->magic = BACKLOG_MAGIC;
-	b->control->data_size = b->data_size;
-	atomic_store(&b->control->watermark, UINT64_MAX);
+	backlog_init_control(b);
 	*ret = TAKE_PTR(b);
+	return 0;
+}
+
+int backlog_reset(Backlog *b, uint64_t bytes)
+{
+	uint64_t v;
+
+	if (backlog_data_size(bytes, b->page) != b->data_size)
+		return -EMSGSIZE;
+	backlog_init_control(b);
+	b->head = b->consumed = b->tail = 0;
+	b->rewind_from = b->rewind_to = 0;
+	b->peek_size = b->peak = 0;
+	b->notified_head = b->notified_at = 0;
+	/* a wakeup the last consumer left unread would only wake the next one for nothing */
+	(void)!read(b->eventfd, &v, sizeof(v));
 	return 0;
 }
 
@@ -229,6 +264,17 @@ void backlog_notify(Backlog *b)
 
 	/* only fails when the counter would overflow: the consumer is awake then anyway */
 	(void)!write(b->eventfd, &one, sizeof(one));
+}
+
+void backlog_notify_batched(Backlog *b, uint64_t now)
+{
+	if (b->head == b->notified_head ||
+	    (b->head - b->notified_head < b->data_size / BACKLOG_NOTIFY_DIVISOR &&
+	     now - b->notified_at < BACKLOG_NOTIFY_NANOS))
+		return;
+	b->notified_head = b->head;
+	b->notified_at = now;
+	backlog_notify(b);
 }
 
 void backlog_close(Backlog *b, uint64_t cutoff)

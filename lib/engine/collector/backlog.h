@@ -34,6 +34,13 @@ typedef struct Backlog Backlog;
 
 /* A new backlog of at least 'bytes' (rounded up to pages, at least BACKLOG_MIN_BYTES). */
 int backlog_new(uint64_t bytes, Backlog **ret);
+/*
+ * Empty again, for another window of the same consumer (the producer's, once
+ * the last consumer is done with it): the pages written before stay, so the
+ * next window's records fault none in. -EMSGSIZE (nothing changed) unless it
+ * is the size backlog_new(bytes) would make.
+ */
+int backlog_reset(Backlog *b, uint64_t bytes);
 /* The consumer's view of a backlog made elsewhere, from its memfd and eventfd (both taken over). */
 int backlog_attach(int memfd, int eventfd, Backlog **ret);
 Backlog *backlog_free(Backlog *b);
@@ -56,6 +63,14 @@ int backlog_push(Backlog *b, const struct perf_event_header *rec, uint64_t limit
 void backlog_set_watermark(Backlog *b, uint64_t time);
 /* Wake the consumer (after a batch of pushes or a new watermark). */
 void backlog_notify(Backlog *b);
+/*
+ * Wake the consumer if what was pushed since its last wakeup is worth one
+ * (an eighth of the data, or 100 ms old at CLOCK_MONOTONIC 'now'): each
+ * wakeup of another process costs both sides more than the records do.
+ * A consumer must still look on its own every so often (the unwinder's
+ * 250 ms progress): records pushed last wait for the next call otherwise.
+ */
+void backlog_notify_batched(Backlog *b, uint64_t now);
 /* No more records; the consumer takes what is left up to 'cutoff' and discards the rest. */
 void backlog_close(Backlog *b, uint64_t cutoff);
 /* The window starts (CLOCK_MONOTONIC and CLOCK_REALTIME): before any sample is pushed. */

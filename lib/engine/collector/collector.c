@@ -70,7 +70,8 @@ struct Collector {
 	uint32_t max_recorded; /* later processes are named only while they run */
 	ProfileBuilder *builder;      /* NULL when the backlog is consumed elsewhere */
 	BacklogConsumer *consumer;
-	Backlog *backlog;
+	Backlog *backlog;              /* NULL once taken (collector_take_backlog()) */
+	uint64_t backlog_bytes;
 	bool elsewhere;               /* consumed by another process (collector_consumer_done()) */
 	PerfRecordFormat format;
 	uint64_t sample_limit; /* samples may fill the backlog up to here */
@@ -306,7 +307,7 @@ static void collector_publish_drain(Collector *c)
 	c->drain_cpu_nanos = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
 	c->backlog_peak = backlog_get_peak(c->backlog);
 	pthread_mutex_unlock(&c->lock);
-	backlog_notify(c->backlog);
+	backlog_notify_batched(c->backlog, clock_nanos(CLOCK_MONOTONIC));
 }
 
 static void collector_drain_loop(Collector *c, uint64_t watermark)
@@ -554,11 +555,18 @@ static int collector_new_backlog(Collector *c, const CollectorOptions *o)
 	 */
 	want = !c->session || sampling_session_get_pid(c->session) == 0 ? cap :
 		sampling_session_max_bytes_per_second(c->session);
-	r = backlog_new(want < cap ? want : cap, &c->backlog);
-	if (r < 0)
-		return r;
-	c->sample_limit = backlog_get_size(c->backlog) -
-			  backlog_get_size(c->backlog) / BACKLOG_RESERVE_DIVISOR;
+	if (want > cap)
+		want = cap;
+	/* one the consumer had before: its pages are there already, no fault on the way */
+	if (o->reuse_backlog && *o->reuse_backlog && backlog_reset(*o->reuse_backlog, want) == 0)
+		c->backlog = TAKE_PTR(*o->reuse_backlog);
+	else {
+		r = backlog_new(want, &c->backlog);
+		if (r < 0)
+			return r;
+	}
+	c->backlog_bytes = backlog_get_size(c->backlog);
+	c->sample_limit = c->backlog_bytes - c->backlog_bytes / BACKLOG_RESERVE_DIVISOR;
 	return 0;
 }
 
@@ -840,7 +848,7 @@ void collector_get_metrics(Collector *c, SamplingMetrics *ret)
 		m.truncated_stacks = c->built.truncated_stacks;
 	}
 	m.stack_bytes_needed = c->stack_bytes_needed;
-	m.backlog_bytes = backlog_get_size(c->backlog);
+	m.backlog_bytes = c->backlog_bytes;
 	m.backlog_peak_bytes = c->backlog_peak;
 	m.consumer_throttled_nanos = c->consumer_throttled_nanos;
 	m.processes_unrecorded = __atomic_load_n(&c->n_unrecorded, __ATOMIC_RELAXED);
@@ -891,6 +899,19 @@ const char *collector_cache_state(Collector *c)
 bool collector_target_execed(Collector *c)
 {
 	return __atomic_load_n(&c->target_execed, __ATOMIC_RELAXED);
+}
+
+Backlog *collector_take_backlog(Collector *c)
+{
+	bool clean;
+
+	if (!collector_is_finished(c))
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	/* a consumer that died on it or failed may have left it anywhere */
+	clean = c->elsewhere && c->consumer_done && c->consumer_restarts == 0 && c->error == 0;
+	pthread_mutex_unlock(&c->lock);
+	return clean ? TAKE_PTR(c->backlog) : NULL;
 }
 
 /* ---- a consumer elsewhere ---- */

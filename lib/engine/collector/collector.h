@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backlog.h"
 #include "metrics.h"
 #include "profile.h"
 #include "sampling-session.h"
@@ -75,6 +76,12 @@ typedef struct CollectorOptions {
 	 * only the files a recorded process mapped too, and root's debug files.
 	 */
 	uint32_t max_recorded_processes;
+	/*
+	 * A backlog an earlier collector of the same consumer gave back
+	 * (collector_take_backlog()), used again if it is the size this session
+	 * wants: taken then (*reuse_backlog set to NULL), else left to the caller.
+	 */
+	Backlog **reuse_backlog;
 } CollectorOptions;
 
 /* A few KiB each: a cgroup that forks without end cannot grow profd's memory without end. */
@@ -100,6 +107,12 @@ bool collector_is_finished(Collector *c);
 void collector_get_metrics(Collector *c, SamplingMetrics *ret);
 /* Once finished: the Profile, handed over (NULL before, or when taken already). */
 Profile *collector_steal_profile(Collector *c);
+/*
+ * Once finished, after the metrics were taken: the backlog, handed over for the
+ * next session of the same consumer (CollectorOptions.reuse_backlog), if the one
+ * consumer elsewhere took it to the end (none died on it, none failed); else NULL.
+ */
+Backlog *collector_take_backlog(Collector *c);
 /* Once finished: the StackResolver's "cold"/"warm" (NULL with a caller's resolve function). */
 const char *collector_cache_state(Collector *c);
 /*
