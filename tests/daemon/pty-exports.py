@@ -3,13 +3,13 @@
 # into a pty whose output is stopped (as Ctrl-S does: a write of even one byte blocks) and whose
 # master nobody reads. Writes how many calls are still waiting to DIR/pending, over and over; once
 # DIR/drain exists, restarts the output, reads every master until its call has ended and writes
-# each call's exit status and the bytes it got to DIR/drained.
+# each call's exit status and the bytes it got to DIR/drained. Call I's errors go to DIR/call-I.err.
 import os, pty, subprocess, sys, termios, time
 
 d, n, bus, path, fmt, uid = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
 export_fd3 = os.environ["EXPORT_FD3"]
 masters, slaves, procs = [], [], []
-for _ in range(n):
+for i in range(n):
     m, s = pty.openpty()
     os.set_blocking(m, False)
     termios.tcflow(s, termios.TCOOFF)
@@ -18,7 +18,8 @@ for _ in range(n):
     procs.append(subprocess.Popen(
         ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", export_fd3, bus, path,
          fmt],
-        preexec_fn=to_fd3, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        preexec_fn=to_fd3, close_fds=False, stdout=subprocess.DEVNULL,
+        stderr=open(os.path.join(d, f"call-{i}.err"), "w")))
     slaves.append(s)
     masters.append(m)
 

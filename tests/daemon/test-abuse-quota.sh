@@ -119,7 +119,9 @@ stall_terminals "$T/ptys" 4 "$BUS" "$b" folded $NOBODY
 # a fifth is answered until profd holds the four, then refused for as long as they stall (its
 # own fd count is no measure: an idle unwinder that exits meanwhile takes descriptors with it)
 fifth_refused() { ! as_nobody busctl --address="$BUS" call $DEST "$b" $SES Export s folded >/dev/null 2>&1; }
-wait_until 120 fifth_refused || fail "uid 65534's fifth Export was still answered beside four stalled ones"
+wait_until 120 fifth_refused ||
+	fail "uid 65534's fifth Export was still answered beside four stalled ones;" \
+		"$(cat "$T/ptys/pending") of the four still wait; their errors: $(cat "$T"/ptys/call-*.err)"
 msg=$(expect_error org.freedesktop.DBus.Error.LimitsExceeded \
 	as_nobody busctl --address="$BUS" call $DEST "$b" $SES Export s folded)
 [[ $msg == *MaxRequestsPerUser* ]] || fail "the fifth request's refusal does not name the quota: $msg"

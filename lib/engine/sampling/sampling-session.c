@@ -26,11 +26,17 @@
 #include "tid-set.h"
 #include "time-util.h"
 
-/* Per-CPU ring: room for this long of sampling at full rate, within the bounds below. */
-/* what a ring holds at the full rate: a collector preempted on a busy machine must not lose */
-#define RING_MILLISECONDS 250
+/*
+ * Per-CPU ring: room for this long of sampling at the full rate, so that a
+ * collector preempted on a busy machine loses nothing (250 ms lost samples
+ * under ASan beside two busy processes), within the bounds below.
+ */
+#define RING_MILLISECONDS 500
 #define RING_MIN_SAMPLES 8
-#define RING_MAX_BYTES (2048U * 1024U)
+/* a ring's cap: the session's rings together within RINGS_MAX_BYTES, one ring never under the floor */
+#define RING_MAX_BYTES (4096U * 1024U)
+#define RING_MAX_BYTES_FLOOR (2048U * 1024U)
+#define RINGS_MAX_BYTES (16U * 1024U * 1024U)
 /*
  * Many processes (a cgroup, the whole machine): a ring holds their side band
  * too, a FORK, COMM, EXIT and an MMAP2 per file for every process started,
@@ -240,17 +246,19 @@ static void session_size_rings(SamplingSession *s)
 {
 	size_t sample = perf_event_max_sample_size(&s->config);
 	size_t want = (size_t)s->request.hz * sample * RING_MILLISECONDS / 1000;
+	size_t cap = RINGS_MAX_BYTES / (s->n_rings ? s->n_rings : 1);
 
-	if (want > RING_MAX_BYTES)
-		want = RING_MAX_BYTES;
+	cap = cap > RING_MAX_BYTES ? RING_MAX_BYTES : cap < RING_MAX_BYTES_FLOOR ? RING_MAX_BYTES_FLOOR : cap;
+	if (want > cap)
+		want = cap;
 	if (want < RING_MIN_SAMPLES * sample)
 		want = RING_MIN_SAMPLES * sample;
 	if (s->target && want < RING_MIN_BYTES_PROCESSES)
 		want = RING_MIN_BYTES_PROCESSES;
 	s->ring_size = ring_data_size_for(want);
-	/* wake the collector at a quarter full: three quarters of a ring (~180 ms at 999 Hz with
-	 * 8 KiB stacks) absorb a collector thread that is not scheduled at once */
-	s->config.wakeup_bytes = (uint32_t)(s->ring_size / 4);
+	/* wake the collector at an eighth full (~60 ms at 999 Hz with 8 KiB stacks): the rest
+	 * absorbs a collector thread that is not scheduled at once */
+	s->config.wakeup_bytes = (uint32_t)(s->ring_size / 8);
 }
 
 static int session_add_event(SamplingSession *s, int fd)
@@ -603,6 +611,9 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 	r = session_apply_options(s, options ? options : &defaults);
 	if (r < 0)
 		return r;
+	r = session_open_rings(s);
+	if (r < 0)
+		return r;
 	session_size_rings(s);
 	r = perf_event_attr_build(&s->config, &s->attr);
 	if (r < 0)
@@ -631,9 +642,6 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 	if (r < 0)
 		return r;
 	r = session_open_fds(s);
-	if (r < 0)
-		return r;
-	r = session_open_rings(s);
 	if (r < 0)
 		return r;
 	if (target) {
