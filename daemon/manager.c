@@ -725,12 +725,11 @@ static bool kernel_frames_allowed(uid_t uid)
 static int charge_session_fds(Manager *m, uid_t uid, const TargetInfo *target, uint32_t min_threads,
 			      uint64_t *ret, sd_bus_error *error)
 {
-	_cleanup_free_ int *cpus = NULL;
 	size_t n_cpus;
 	uint64_t need;
 	int r;
 
-	r = perf_online_cpus(&cpus, &n_cpus);
+	r = perf_online_cpu_count(&n_cpus);
 	if (r < 0)
 		return sd_bus_error_set_errnof(error, r, "cannot read the online CPUs: %s",
 					       strerror(-r));

@@ -54,7 +54,6 @@ int session_run_config_digest(const SamplingOptions *requested, const SamplingMe
 {
 	_cleanup_free_ char *line = NULL;
 	uint64_t capacity = requested->sample_budget, limit = requested->sample_budget_limit;
-	_cleanup_free_ int *cpus = NULL;
 	size_t n_cpus = 1;
 	char budget[48];
 	/* the copy is learned per program (adaptive stack copy): the setting is its ceiling */
@@ -65,7 +64,7 @@ int session_run_config_digest(const SamplingOptions *requested, const SamplingMe
 	 * The default budget follows the target's threads: its policy is the setting,
 	 * and the limit only when it can bind (below the budget of every CPU busy).
 	 */
-	(void)perf_online_cpus(&cpus, &n_cpus);
+	(void)perf_online_cpu_count(&n_cpus);
 	if (capacity == 0 && (limit == 0 || limit >= sampling_default_budget(m->hz,
 			      m->effective_duration_nanos, n_cpus, n_cpus)))
 		snprintf(budget, sizeof(budget), "auto");

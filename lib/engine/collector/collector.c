@@ -108,11 +108,10 @@ struct Collector {
 int collector_default_max_backlog(uint64_t *ret)
 {
 	PerfEventConfig config = { .dwarf = true, .stack_bytes = SAMPLING_DEFAULT_STACK_BYTES };
-	_cleanup_free_ int *cpus = NULL;
 	size_t n;
 	int r;
 
-	r = perf_online_cpus(&cpus, &n);
+	r = perf_online_cpu_count(&n);
 	if (r < 0)
 		return r;
 	*ret = (uint64_t)BACKLOG_DEFAULT_HZ * n * perf_event_max_sample_size(&config);

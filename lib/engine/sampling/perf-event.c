@@ -134,6 +134,13 @@ int perf_online_cpus(int **ret, size_t *ret_n)
 	return 0;
 }
 
+int perf_online_cpu_count(size_t *ret)
+{
+	_cleanup_free_ int *cpus = NULL;
+
+	return perf_online_cpus(&cpus, ret);
+}
+
 static int sys_perf_event_open(struct perf_event_attr *attr, pid_t tid, int cpu)
 {
 	return (int)syscall(SYS_perf_event_open, attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);

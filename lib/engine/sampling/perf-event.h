@@ -42,6 +42,8 @@ size_t perf_event_max_sample_size(const PerfEventConfig *config);
 
 /* The online CPUs, from /sys/devices/system/cpu/online. */
 int perf_online_cpus(int **ret, size_t *ret_n);
+/* Only how many there are. */
+int perf_online_cpu_count(size_t *ret);
 
 /*
  * Open 'attr' for thread 'tid' on 'cpu'. -ESRCH when the thread is gone,
