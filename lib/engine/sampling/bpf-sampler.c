@@ -368,16 +368,6 @@ static int join_processes(BpfSampler *s)
 	return 0;
 }
 
-static int open_fds(BpfSampler *s)
-{
-	int r;
-
-	r = session_timers_open(&s->loop.timers);
-	if (r < 0 || s->target->kind != SAMPLING_TARGET_PID)
-		return r;
-	return session_loop_watch_exit(&s->loop, s->target->pid);
-}
-
 static int apply_options(BpfSampler *s, const SamplingOptions *o)
 {
 	struct perf_event_attr base;
@@ -481,7 +471,7 @@ int bpf_sampler_new(const SamplingTarget *target, const SamplingOptions *options
 			return r;
 	}
 
-	r = open_fds(s);
+	r = session_loop_open(&s->loop, s->target->kind == SAMPLING_TARGET_PID ? s->target->pid : 0);
 	if (r < 0)
 		return r;
 	r = open_events(s);

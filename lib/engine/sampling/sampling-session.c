@@ -567,16 +567,6 @@ static int session_open_rings(SamplingSession *s)
 	return 0;
 }
 
-static int session_open_fds(SamplingSession *s)
-{
-	int r;
-
-	r = session_timers_open(&s->loop.timers);
-	if (r < 0 || s->target)
-		return r; /* many processes: no one of them ends the session */
-	return session_loop_watch_exit(&s->loop, s->pid);
-}
-
 int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSession **ret)
 {
 	_cleanup_sampling_session_ SamplingSession *s = NULL;
@@ -641,7 +631,8 @@ int sampling_session_new(pid_t pid, const SamplingOptions *options, SamplingSess
 		r = profile_builder_set_target(s->builder, s->target_name, NULL);
 	if (r < 0)
 		return r;
-	r = session_open_fds(s);
+	/* many processes: no one of them ends the session */
+	r = session_loop_open(&s->loop, s->target ? 0 : s->pid);
 	if (r < 0)
 		return r;
 	if (target) {

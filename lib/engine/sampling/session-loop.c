@@ -14,8 +14,13 @@ void session_loop_close(SessionLoop *l)
 	l->pid_fd = safe_close(l->pid_fd);
 }
 
-int session_loop_watch_exit(SessionLoop *l, pid_t pid)
+int session_loop_open(SessionLoop *l, pid_t pid)
 {
+	int r;
+
+	r = session_timers_open(&l->timers);
+	if (r < 0 || pid == 0)
+		return r;
 	l->pid_fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (l->pid_fd < 0)
 		return errno == ESRCH ? -ESRCH : negative_errno();

@@ -39,7 +39,7 @@ typedef struct SessionLoopOps {
 /* Drain at least this often, so live metrics stay current while buffers fill slowly. */
 #define SESSION_TICK_NANOS (250ULL * 1000000ULL)
 
-/* The target's exit, watched by session_loop_watch_exit(). */
+/* The target's exit, watched with one target process (session_loop_open()). */
 #define SESSION_SOURCE_EXIT SESSION_SOURCE_OWN
 /* The first source number free for the backend. */
 #define SESSION_SOURCE_BACKEND (SESSION_SOURCE_OWN + 1U)
@@ -56,10 +56,12 @@ typedef struct SessionLoop {
 #define SESSION_LOOP_NULL \
 	((SessionLoop){ .timers = SESSION_TIMERS_NULL, .pid_fd = -1, .deadline = UINT64_MAX })
 
-/* The timers are opened with session_timers_open(&l->timers). */
+/*
+ * Open the timers; with one target process 'pid' (0: many), the window also ends when it
+ * exits, even when it is not our child (-ESRCH: gone).
+ */
+int session_loop_open(SessionLoop *l, pid_t pid);
 void session_loop_close(SessionLoop *l);
-/* End the window when process 'pid' exits, even when it is not our child (-ESRCH: gone). */
-int session_loop_watch_exit(SessionLoop *l, pid_t pid);
 /* The window ends at CLOCK_MONOTONIC 'deadline'; ticks start now. */
 int session_loop_arm(SessionLoop *l, uint64_t deadline);
 
