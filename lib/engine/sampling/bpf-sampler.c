@@ -78,7 +78,7 @@ struct BpfSampler {
 	RecordBuffer snapshot;       /* scratch: a process's state as records */
 
 	SessionLoop loop;
-	uint64_t start_mono, start_unix, end_mono;
+	uint64_t end_mono;
 
 	/* final figures */
 	BpfCounters counters;
@@ -522,11 +522,9 @@ static int sampler_start(void *userdata)
 		s->sample_budget = s->sample_budget_limit;
 	s->skel->bss->max_samples = s->sample_budget;
 
-	s->start_unix = clock_nanos(CLOCK_REALTIME);
-	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
+	r = session_loop_arm(&s->loop, s->request.duration);
 	if (s->builder)
-		profile_builder_set_start(s->builder, s->start_mono, s->start_unix);
-	r = session_loop_arm(&s->loop, s->start_mono + s->request.duration);
+		profile_builder_set_start(s->builder, s->loop.start_mono, s->loop.start_unix);
 	if (r < 0)
 		return r;
 	/* attaching enables each event: sampling starts here */
@@ -576,7 +574,7 @@ static int finish_profile(BpfSampler *s)
 	/* the stack-quality report, over every process, once all are named */
 	if (s->resolvers)
 		(void)process_resolvers_finish(s->resolvers);
-	profile_builder_set_duration(s->builder, s->end_mono - s->start_mono);
+	profile_builder_set_duration(s->builder, s->end_mono - s->loop.start_mono);
 	r = profile_builder_set_target(s->builder, s->target_name, s->target->unit);
 	if (r < 0)
 		return r;
@@ -601,8 +599,8 @@ static int sampler_finish(void *userdata, const char *reason)
 		s->end_mono = s->counters.budget_end_ns;
 	} else
 		s->end_mono = clock_nanos(CLOCK_MONOTONIC);
-	if (s->end_mono < s->start_mono)
-		s->end_mono = s->start_mono;
+	if (s->end_mono < s->loop.start_mono)
+		s->end_mono = s->loop.start_mono;
 	read_program_stats(s);
 
 	/* the last mappings first, then every bucket as a sample */
@@ -674,7 +672,7 @@ const PerfRecordFormat *bpf_sampler_get_format(void)
 
 uint64_t bpf_sampler_get_start(const BpfSampler *s)
 {
-	return s->start_mono;
+	return s->loop.start_mono;
 }
 
 const ProcessTable *bpf_sampler_get_processes(const BpfSampler *s)
@@ -687,7 +685,8 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 	bool finished = s->loop.phase == SESSION_PHASE_FINISHED;
 	bool sampling = s->loop.phase == SESSION_PHASE_SAMPLING;
 	BpfCounters c = finished ? s->counters : sampling ? read_counters(s) : (BpfCounters){};
-	uint64_t end = finished ? s->end_mono : sampling ? clock_nanos(CLOCK_MONOTONIC) : s->start_mono;
+	uint64_t end = finished ? s->end_mono :
+		       sampling ? clock_nanos(CLOCK_MONOTONIC) : s->loop.start_mono;
 
 	ProfileBuilderStats built = {};
 
@@ -699,9 +698,9 @@ void bpf_sampler_get_metrics(const BpfSampler *s, SamplingMetrics *ret)
 		.samples_dropped = c.dropped + s->sink_dropped,
 		.threads_seen = s->stats.threads_seen.count,
 		.threads_at_start = s->threads_at_start,
-		.duration_nanos = end - s->start_mono,
+		.duration_nanos = end - s->loop.start_mono,
 		.buffer_full = c.budget_end_ns != 0,
-		.start_unix_nanos = s->start_unix,
+		.start_unix_nanos = s->loop.start_unix,
 		.backend = "bpf",
 		.event = s->event,
 		.end_reason = s->end_reason,

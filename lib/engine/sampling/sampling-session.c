@@ -102,7 +102,7 @@ struct SamplingSession {
 	TidSet admitted, refused, processes_seen;
 	uint64_t samples_excluded;
 
-	uint64_t start_mono, start_unix, end_mono;
+	uint64_t end_mono;
 	uint64_t last_sample_time; /* CLOCK_MONOTONIC of the latest sample kept */
 	bool budget_reached;
 
@@ -723,12 +723,9 @@ static int session_start(void *userdata)
 	SamplingSession *s = userdata;
 	int r;
 
-	s->start_unix = clock_nanos(CLOCK_REALTIME);
-	s->start_mono = clock_nanos(CLOCK_MONOTONIC);
+	r = session_loop_arm(&s->loop, s->request.duration);
 	if (s->builder)
-		profile_builder_set_start(s->builder, s->start_mono, s->start_unix);
-
-	r = session_loop_arm(&s->loop, s->start_mono + s->request.duration);
+		profile_builder_set_start(s->builder, s->loop.start_mono, s->loop.start_unix);
 	if (r < 0)
 		return r;
 	s->initial_time = session_now();
@@ -766,8 +763,8 @@ static int session_on_sample(SamplingSession *s, const struct perf_event_header 
 		 */
 		s->budget_reached = true;
 		s->end_mono = sample->time > s->last_sample_time ? sample->time : s->last_sample_time;
-		if (s->end_mono < s->start_mono)
-			s->end_mono = s->start_mono;
+		if (s->end_mono < s->loop.start_mono)
+			s->end_mono = s->loop.start_mono;
 		return 0;
 	}
 
@@ -930,7 +927,7 @@ static int session_finish(void *userdata, const char *reason)
 
 	s->end_reason = reason;
 	if (s->builder)
-		profile_builder_set_duration(s->builder, s->end_mono - s->start_mono);
+		profile_builder_set_duration(s->builder, s->end_mono - s->loop.start_mono);
 	/* the rings are locked memory: give them back now, not when the caller frees us */
 	session_close_events(s);
 	return r;
@@ -976,7 +973,7 @@ pid_t sampling_session_get_pid(const SamplingSession *s)
 
 uint64_t sampling_session_get_start(const SamplingSession *s)
 {
-	return s->start_mono;
+	return s->loop.start_mono;
 }
 
 const PerfRecordFormat *sampling_session_get_format(const SamplingSession *s)
@@ -999,7 +996,7 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 	else if (s->loop.phase == SESSION_PHASE_SAMPLING)
 		end = clock_nanos(CLOCK_MONOTONIC);
 	else
-		end = s->start_mono;
+		end = s->loop.start_mono;
 
 	if (s->builder)
 		profile_builder_get_stats(s->builder, &stats);
@@ -1009,10 +1006,10 @@ void sampling_session_get_metrics(const SamplingSession *s, SamplingMetrics *ret
 		.threads_seen = s->seen.count,
 		.threads_at_start = s->threads_at_start,
 		.threads_peak = s->threads_peak,
-		.duration_nanos = end - s->start_mono,
+		.duration_nanos = end - s->loop.start_mono,
 		.buffer_full = s->budget_reached,
-		.start_unix_nanos = s->start_unix,
-		.start_mono_nanos = s->start_mono,
+		.start_unix_nanos = s->loop.start_unix,
+		.start_mono_nanos = s->loop.start_mono,
 		.backend = s->backend,
 		.event = s->event,
 		.end_reason = s->end_reason,

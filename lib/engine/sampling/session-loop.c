@@ -27,10 +27,12 @@ int session_loop_open(SessionLoop *l, pid_t pid)
 	return session_timers_watch(&l->timers, l->pid_fd, SESSION_SOURCE_EXIT, 0);
 }
 
-int session_loop_arm(SessionLoop *l, uint64_t deadline)
+int session_loop_arm(SessionLoop *l, uint64_t duration)
 {
-	l->deadline = deadline;
-	return session_timers_arm(&l->timers, deadline, SESSION_TICK_NANOS);
+	l->start_unix = clock_nanos(CLOCK_REALTIME);
+	l->start_mono = clock_nanos(CLOCK_MONOTONIC);
+	l->deadline = l->start_mono + duration;
+	return session_timers_arm(&l->timers, l->deadline, SESSION_TICK_NANOS);
 }
 
 int session_loop_start(SessionLoop *l, const SessionLoopOps *ops, void *backend)

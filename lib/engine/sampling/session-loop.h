@@ -49,6 +49,7 @@ typedef struct SessionLoop {
 	int pid_fd;           /* the target's exit, with one target process */
 	SessionPhase phase;
 	uint64_t deadline;    /* CLOCK_MONOTONIC; UINT64_MAX before the start */
+	uint64_t start_mono, start_unix; /* the window's start, 0 before it */
 	int error;            /* the failure that ended the window, or 0 */
 	uint64_t cpu_nanos;   /* the backend's own CPU time, from creation on */
 } SessionLoop;
@@ -62,8 +63,8 @@ typedef struct SessionLoop {
  */
 int session_loop_open(SessionLoop *l, pid_t pid);
 void session_loop_close(SessionLoop *l);
-/* The window ends at CLOCK_MONOTONIC 'deadline'; ticks start now. */
-int session_loop_arm(SessionLoop *l, uint64_t deadline);
+/* The window starts now and ends 'duration' nanoseconds later; ticks start now. */
+int session_loop_arm(SessionLoop *l, uint64_t duration);
 
 /* The deadline while sampling, UINT64_MAX before and after. */
 static inline uint64_t session_loop_deadline(const SessionLoop *l)
