@@ -16,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "bus-address.h"
 #include "bus-errors.h"
 #include "cleanup.h"
 #include "config.h"
@@ -150,13 +151,7 @@ static int connect_bus(const Arguments *args, sd_bus **ret)
 		r = sd_bus_open_user(&bus);
 		break;
 	default:
-		r = sd_bus_new(&bus);
-		if (r >= 0)
-			r = sd_bus_set_address(bus, args->address);
-		if (r >= 0)
-			r = sd_bus_set_bus_client(bus, true);
-		if (r >= 0)
-			r = sd_bus_start(bus);
+		r = bus_open_address(args->address, true, &bus);
 		break;
 	}
 	if (r < 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bus-address.h"
 #include "cleanup.h"
 #include "dir-stream.h"
 #include "sampling-target.h"
@@ -84,20 +85,10 @@ int unit_cgroup_get(sd_bus *bus, const char *unit, char **ret_cgroup, sd_bus_err
 
 int user_manager_open(uid_t uid, sd_bus **ret)
 {
-	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	char address[80];
-	int r;
 
 	snprintf(address, sizeof(address), "unix:path=/run/user/%u/systemd/private", (unsigned)uid);
-	r = sd_bus_new(&bus);
-	if (r >= 0)
-		r = sd_bus_set_address(bus, address);
-	if (r >= 0)
-		r = sd_bus_start(bus);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(bus);
-	return 0;
+	return bus_open_address(address, false, ret);
 }
 
 /* The unit's cgroup per the system manager, or else the user manager of 'uid'. */

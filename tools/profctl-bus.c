@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bus-address.h"
 #include "bus-errors.h"
 #include "cleanup.h"
 #include "profctl-bus.h"
@@ -52,16 +53,7 @@ int profctl_bus_open(const ProfctlContext *ctx, sd_bus **ret)
 		r = sd_bus_open_user(&bus);
 		break;
 	case PROFCTL_ADDRESS:
-		r = sd_bus_new(&bus);
-		if (r < 0)
-			break;
-		r = sd_bus_set_address(bus, ctx->address);
-		if (r < 0)
-			break;
-		r = sd_bus_set_bus_client(bus, true);
-		if (r < 0)
-			break;
-		r = sd_bus_start(bus);
+		r = bus_open_address(ctx->address, true, &bus);
 		break;
 	default:
 		r = sd_bus_open_system(&bus);
