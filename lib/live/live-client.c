@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 
 #include "assert-return.h"
+#include "bus-address.h"
 #include "cleanup.h"
 #include "parse-number.h"
 
@@ -65,26 +66,11 @@ static int set_status(ProfdLiveRun *r, const char *what, int error)
 
 static int bus_open(const char *bus, sd_bus **ret)
 {
-	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *b = NULL;
-	int r;
-
 	if (strcmp(bus, "system") == 0)
 		return sd_bus_open_system(ret);
 	if (strcmp(bus, "user") == 0)
 		return sd_bus_open_user(ret);
-	r = sd_bus_new(&b);
-	if (r >= 0)
-		r = sd_bus_set_address(b, bus);
-	if (r >= 0)
-		r = sd_bus_set_bus_client(b, true);
-	if (r >= 0)
-		r = sd_bus_negotiate_fds(b, true);
-	if (r >= 0)
-		r = sd_bus_start(b);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(b);
-	return 0;
+	return bus_open_address(bus, true, ret);
 }
 
 /* A number from the environment (profctl record --stages passes its -F and -d so), 0 when unset or not one. */
