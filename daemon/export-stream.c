@@ -336,6 +336,7 @@ static int thread_start(Export *e)
 	if (r < 0)
 		return r;
 	e->thread_running = true;
+	(void)pthread_setname_np(e->thread, EXPORT_THREAD_NAME);
 	return 0;
 }
 

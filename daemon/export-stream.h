@@ -10,8 +10,9 @@
  *   PIPE_BUF bytes once they poll writable; sockets are written with
  *   MSG_DONTWAIT). The client's descriptor flags are left alone.
  * - ExportToFd into anything else (a file, a terminal, a device): copied by a
- *   thread of its own with blocking writes, interrupted by a signal when the
- *   reader stalls or profd stops. No shared thread ever waits on a client.
+ *   thread of its own (named EXPORT_THREAD_NAME, for top -H and the tests)
+ *   with blocking writes, interrupted by a signal when the reader stalls or
+ *   profd stops. No shared thread ever waits on a client.
  * A reader that takes nothing for EXPORT_STREAM_STALL_USEC is given up on.
  * Each export in progress is charged to its caller's request and fd budgets.
  */
@@ -24,6 +25,7 @@
 #include "worker-pool.h"
 
 #define EXPORT_STREAM_STALL_USEC (30ULL * 1000000ULL)
+#define EXPORT_THREAD_NAME "profd-export"
 
 typedef struct ExportServer ExportServer;
 

@@ -249,6 +249,14 @@ profd_fds() {
 	ls "/proc/$PROFD_PID/fd" | wc -l
 }
 
+# profd_threads_named NAME: how many of profd's threads are named NAME
+profd_threads_named() {
+	cat /proc/"$PROFD_PID"/task/*/comm 2>/dev/null | grep -cx "$1"
+}
+
+# profd_threads_at_least NAME N: for wait_until
+profd_threads_at_least() { (($(profd_threads_named "$1") >= $2)); }
+
 # profd_fds_at_most N: for wait_until
 profd_fds_at_most() { (($(profd_fds) <= $1)); }
 

@@ -7,8 +7,8 @@
 # stay), big stored records are not kept in memory (each is over an eighth of
 # RunCacheBytes: profd's RSS grows by far less than what was sent), running sessions and requests in progress stop at
 # its quota while uid 2 and root still get theirs. The fifth request is sent
-# only once profd holds the four pinned ones' descriptors (however long a
-# loaded machine takes; never reaching it fails), so its refusal is the
+# only once profd holds the four pinned ones (their copy threads run, however
+# long a loaded machine takes; never reaching it fails), so its refusal is the
 # quota's: a profd without the quota serves it and fails the test.
 source "$(dirname "$0")/lib.sh"
 : "${FIXTURES_DIR:?}" "${PROFCTL:?}" "${EXPORT_FD3:?}" "${SUBMIT_THEN_LIST:?}"
@@ -116,12 +116,14 @@ ok "running sessions: uid 65534 stops at 2, uid $OTHER and root still start thei
 
 # requests in progress: four exports into stopped terminals pin uid 65534's quota of 4
 stall_terminals "$T/ptys" 4 "$BUS" "$b" folded $NOBODY
-# a fifth is answered until profd holds the four, then refused for as long as they stall (its
-# own fd count is no measure: an idle unwinder that exits meanwhile takes descriptors with it)
-fifth_refused() { ! as_nobody busctl --address="$BUS" call $DEST "$b" $SES Export s folded >/dev/null 2>&1; }
-wait_until 120 fifth_refused ||
-	fail "uid 65534's fifth Export was still answered beside four stalled ones;" \
-		"$(cat "$T/ptys/pending") of the four still wait; their errors: $(cat "$T"/ptys/call-*.err)"
+# once profd holds the four (each copies on a thread of its own), a fifth is refused for as long
+# as they stall. No fifth is tried before: while one is being answered it takes a place in the
+# quota, and a call of the four arriving then would be refused (neither profd's fd count nor the
+# callers' processes tell when the four are in; its threads do)
+wait_until 120 profd_threads_at_least profd-export 4 ||
+	fail "profd never held the four stalled exports: $(profd_threads_named profd-export) copy" \
+		"threads; $(cat "$T/ptys/pending") of the four calls still wait; their errors:" \
+		"$(cat "$T"/ptys/call-*.err)"
 msg=$(expect_error org.freedesktop.DBus.Error.LimitsExceeded \
 	as_nobody busctl --address="$BUS" call $DEST "$b" $SES Export s folded)
 [[ $msg == *MaxRequestsPerUser* ]] || fail "the fifth request's refusal does not name the quota: $msg"
